@@ -1,0 +1,40 @@
+# envgap: build, test, bench, lint, demo. Every target works on a fresh machine of this
+# kind: `make test` and `make demo` start a container engine first when none answers.
+SHELL := /bin/bash
+GO ?= go
+GOFLAGS_TAGS ?= -tags gore2regex
+PKGS ?= ./...
+# setup-engine.sh prints "export DOCKER_HOST=..." as its last line.
+WITH_ENGINE = eval "$$(bash images/setup-engine.sh | tail -n 1)" &&
+
+.PHONY: build test test-short bench lint demo engine images clean-store
+
+build:
+	$(GO) build $(GOFLAGS_TAGS) -o bin/envgap ./cmd/envgap
+
+engine:
+	bash images/setup-engine.sh
+
+images: engine build
+	$(WITH_ENGINE) ./bin/envgap build-images
+
+# The README's test command. Starts the engine and builds the images when needed, then
+# runs every test with the race detector; tests that need the engine fail (not skip)
+# when it is missing.
+test: images
+	$(WITH_ENGINE) ENVGAP_REQUIRE_ENGINE=1 $(GO) test $(GOFLAGS_TAGS) -race -count=1 -timeout 45m $(PKGS)
+
+# Tests that need no engine (engine tests skip).
+test-short:
+	$(GO) test $(GOFLAGS_TAGS) -race -count=1 -short $(PKGS)
+
+bench: images
+	$(WITH_ENGINE) $(GO) test $(GOFLAGS_TAGS) -run '^$$' -bench . -benchmem -benchtime 1x -timeout 60m $(PKGS)
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet $(GOFLAGS_TAGS) $(PKGS)
+
+# The README's first command: the main job on the built-in demo corpus.
+demo: images
+	$(WITH_ENGINE) bash scripts/demo.sh

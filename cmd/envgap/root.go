@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/envgap/envgap/data"
+	"github.com/spf13/cobra"
+)
+
+// globalOptions are the flags every command has.
+type globalOptions struct {
+	Store   string
+	JSON    bool
+	Verbose bool
+}
+
+// factory builds dependencies lazily, so a command only opens what it uses.
+type factory struct {
+	Global *globalOptions
+	Out    io.Writer
+	Err    io.Writer
+	Getenv func(string) string
+}
+
+func defaultFactory() *factory {
+	return &factory{Global: &globalOptions{}, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
+}
+
+// storeDir resolves --store, then ENVGAP_STORE, then the default.
+func (f *factory) storeDir() string {
+	if f.Global.Store != "" {
+		return f.Global.Store
+	}
+	if v := f.Getenv(data.EnvStore); v != "" {
+		return v
+	}
+	return data.DefaultDir
+}
+
+// OpenStore opens the store the flags and environment name.
+func (f *factory) OpenStore() (*data.Store, error) { return data.Open(f.storeDir()) }
+
+// printJSON writes v as indented JSON.
+func (f *factory) printJSON(v any) error {
+	enc := json.NewEncoder(f.Out)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// logf prints progress to stderr when -v is set.
+func (f *factory) logf(format string, args ...any) {
+	if f.Global.Verbose {
+		fmt.Fprintf(f.Err, format+"\n", args...)
+	}
+}
+
+func newRootCommand(f *factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "envgap",
+		Short: "The curation pipeline of the EnvGap benchmark",
+		Long: strings.TrimSpace(`
+envgap finds real environment breakages, proves each one in a clean container with the
+package registries cut back to the candidate's registry_date, and publishes the proven ones
+as the EnvGap dataset. Every stage reads and writes one content-addressed store
+(--store DIR, or ENVGAP_STORE; default ` + data.DefaultDir + `).`),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&f.Global.Store, "store", "", "store directory (default $ENVGAP_STORE or "+data.DefaultDir+")")
+	root.PersistentFlags().BoolVar(&f.Global.JSON, "json", false, "machine-readable JSON output")
+	root.PersistentFlags().BoolVarP(&f.Global.Verbose, "verbose", "v", false, "print progress details")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
+	})
+	root.AddCommand(
+		newAddCommand(f),
+		newStatusCommand(f),
+		newCorpusIDCommand(f),
+		newStoreCommand(f),
+		newCatCommand(f),
+	)
+	return root
+}
+
+// exactArgs is cobra.ExactArgs with a usage error.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(c, args); err != nil {
+			return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
+		}
+		return nil
+	}
+}
+
+// maxArgs is cobra.MaximumNArgs with a usage error.
+func maxArgs(n int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if err := cobra.MaximumNArgs(n)(c, args); err != nil {
+			return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,20 @@
+// Package data is envgap's content-addressed store, and the home of committed inputs
+// (repo lists, the demo study, reviewed scan decisions).
+//
+// On-disk layout of a store directory:
+//
+//	objects/<2 hex>/<62 hex>   immutable objects: canonical JSON records and raw blobs,
+//	                           named by the SHA-256 of their bytes (sha256sum checks them),
+//	                           written once (temp file, fsync, rename, fsync dir), mode 0444
+//	refs/<name>                the only mutable names: one line "sha256:<hex>\n"; names are
+//	                           slash-separated, e.g. candidates/add-1a2b3c, verdicts/<id>
+//	memo/<stage>/<key hex>     stage keys (digest of a stage's inputs) to result digests
+//	logs/refs.jsonl            append-only log of every ref change (time, name, old, new)
+//	tmp/                       temp files of writes in progress; a killed write leaves at
+//	                           most a file here, which fsck reports as removable and
+//	                           never as damage
+//
+// Every read re-hashes the object and fails with ErrCorrupt when the bytes do not match
+// their name. Nothing in objects/ is ever rewritten; refs and memo entries are replaced
+// atomically by rename. Fsck re-hashes every object and checks every ref and memo entry.
+package data

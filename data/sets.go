@@ -1,0 +1,115 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/envgap/envgap/schemas"
+)
+
+// AddResult says what storing a candidate set did.
+type AddResult struct {
+	Ref       string         `json:"ref"`
+	Set       schemas.Digest `json:"set"`
+	Count     int            `json:"candidates"`
+	New       int            `json:"new_candidates"`
+	Unchanged bool           `json:"unchanged"`
+}
+
+// ConflictError lists candidates whose instance id is already stored with other content.
+type ConflictError struct {
+	IDs []string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%d candidate(s) already in the store with different content: %v; stored candidates are never rewritten: give the new record another instance_id, or leave it out", len(e.IDs), e.IDs)
+}
+
+// AddCandidateSet stores candidates (already validated) as one set and points the ref
+// candidates/<prefix>-<12 hex of the members' digest> at it. Storing the same candidates
+// again changes nothing and says so. A candidate whose instance id is stored with other
+// content is refused (ConflictError) and nothing is written.
+func (s *Store) AddCandidateSet(prefix, origin string, cands []schemas.Candidate, rejects []schemas.CrawlReject) (*AddResult, error) {
+	existing, err := s.Candidates()
+	if err != nil {
+		return nil, err
+	}
+	have := make(map[string]schemas.Digest, len(existing))
+	for _, e := range existing {
+		have[e.InstanceID] = e.Digest
+	}
+	members := make([]schemas.SetMember, 0, len(cands))
+	blobs := make([][]byte, 0, len(cands))
+	var conflicts []string
+	newCount := 0
+	for i := range cands {
+		if cands[i].Outcome == "" {
+			cands[i].Outcome = schemas.OutcomeNotChecked
+		}
+		b, err := schemas.Canonical(&cands[i])
+		if err != nil {
+			return nil, fmt.Errorf("candidate %s: %w", cands[i].InstanceID, err)
+		}
+		d := schemas.Hash(b)
+		if old, ok := have[cands[i].InstanceID]; ok && old != d {
+			conflicts = append(conflicts, cands[i].InstanceID)
+		} else if !ok {
+			newCount++
+		}
+		members = append(members, schemas.SetMember{InstanceID: cands[i].InstanceID, Digest: d})
+		blobs = append(blobs, b)
+	}
+	if len(conflicts) > 0 {
+		sort.Strings(conflicts)
+		return nil, &ConflictError{IDs: conflicts}
+	}
+	sort.Slice(members, func(i, j int) bool { return members[i].InstanceID < members[j].InstanceID })
+	key, err := schemas.DigestOf(members)
+	if err != nil {
+		return nil, err
+	}
+	ref := RefCandidates + prefix + "-" + key.Short()
+	if d, err := s.Ref(ref); err == nil {
+		return &AddResult{Ref: ref, Set: d, Count: len(members), Unchanged: true}, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	// Objects first, the ref last: a write killed halfway leaves only unreferenced
+	// objects, and running it again completes it.
+	for _, b := range blobs {
+		if _, err := s.Put(b); err != nil {
+			return nil, err
+		}
+	}
+	set := schemas.CandidateSet{Kind: "candidate_set", Name: prefix + "-" + key.Short(), Origin: origin, Members: members, Rejects: rejects}
+	d, err := s.PutJSON(&set)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.SetRef(ref, d); err != nil {
+		return nil, err
+	}
+	return &AddResult{Ref: ref, Set: d, Count: len(members), New: newCount}, nil
+}
+
+// AddCandidatesFile validates every record of a JSON Lines file and, only when all are
+// valid, stores them as one set (see AddCandidateSet). When any record is bad it returns
+// schemas.Problems listing every problem, and writes nothing.
+func (s *Store) AddCandidatesFile(path string) (*AddResult, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("add: %w", err)
+	}
+	defer f.Close()
+	cands, problems, err := schemas.ReadCandidates(path, f)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return s.AddCandidateSet("add", "add "+filepath.Base(path), cands, nil)
+}

@@ -1,0 +1,396 @@
+package data
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/envgap/envgap/schemas"
+)
+
+// ErrCorrupt is returned when an object's bytes do not hash to its name.
+var ErrCorrupt = errors.New("object is damaged: its content does not match its digest")
+
+// ErrNotFound is returned for a missing object, ref or memo entry.
+var ErrNotFound = errors.New("not found")
+
+// EnvStore is the environment variable that names the store directory.
+const EnvStore = "ENVGAP_STORE"
+
+// DefaultDir is the store directory used when neither --store nor ENVGAP_STORE is given,
+// relative to the working directory (git-ignored).
+const DefaultDir = "data/store"
+
+// Store is a content-addressed store in one directory. It is safe for concurrent use by
+// several goroutines and several processes.
+type Store struct {
+	root string
+	now  func() time.Time
+}
+
+// Open opens (creating if needed) the store in dir.
+func Open(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("open store: empty directory name")
+	}
+	for _, sub := range []string{"objects", "refs", "memo", "logs", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return nil, fmt.Errorf("open store %s: %w", dir, err)
+		}
+	}
+	return &Store{root: dir, now: time.Now}, nil
+}
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.root }
+
+func (s *Store) objectPath(d schemas.Digest) string {
+	h := d.Hex()
+	return filepath.Join(s.root, "objects", h[:2], h[2:])
+}
+
+// Has reports whether the object d is present (without checking its content).
+func (s *Store) Has(d schemas.Digest) bool {
+	_, err := os.Stat(s.objectPath(d))
+	return err == nil
+}
+
+// Put stores b and returns its digest. Storing bytes that are already present does
+// nothing and returns the same digest.
+func (s *Store) Put(b []byte) (schemas.Digest, error) {
+	d := schemas.Hash(b)
+	if s.Has(d) {
+		return d, nil
+	}
+	return d, s.writeObject(d, bytes.NewReader(b), int64(len(b)))
+}
+
+// PutReader stores everything read from r, hashing while it writes, so large blobs never
+// sit in memory. It returns the digest and the size.
+func (s *Store) PutReader(r io.Reader) (schemas.Digest, int64, error) {
+	tmp, err := os.CreateTemp(filepath.Join(s.root, "tmp"), "put-*")
+	if err != nil {
+		return schemas.Digest{}, 0, fmt.Errorf("store put: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	h := schemas.NewHasher()
+	n, err := io.Copy(io.MultiWriter(tmp, h), r)
+	if err != nil {
+		tmp.Close()
+		return schemas.Digest{}, 0, fmt.Errorf("store put: %w", err)
+	}
+	d := h.Digest()
+	if s.Has(d) {
+		tmp.Close()
+		return d, n, nil
+	}
+	if err := finishTemp(tmp, s.objectPath(d)); err != nil {
+		return d, n, err
+	}
+	return d, n, nil
+}
+
+// PutJSON stores the canonical JSON of v and returns its digest.
+func (s *Store) PutJSON(v any) (schemas.Digest, error) {
+	b, err := schemas.Canonical(v)
+	if err != nil {
+		return schemas.Digest{}, fmt.Errorf("store put: %w", err)
+	}
+	return s.Put(b)
+}
+
+func (s *Store) writeObject(d schemas.Digest, r io.Reader, size int64) error {
+	tmp, err := os.CreateTemp(filepath.Join(s.root, "tmp"), "obj-*")
+	if err != nil {
+		return fmt.Errorf("store put %s: %w", d, err)
+	}
+	defer os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, r)
+	if err != nil || n != size {
+		tmp.Close()
+		return fmt.Errorf("store put %s: wrote %d of %d bytes: %v", d, n, size, err)
+	}
+	return finishTemp(tmp, s.objectPath(d))
+}
+
+// finishTemp syncs and closes tmp, makes it read-only and renames it to dst, then syncs
+// dst's directory.
+func finishTemp(tmp *os.File, dst string) error {
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("store sync: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("store close: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
+		return fmt.Errorf("store chmod: %w", err)
+	}
+	dir := filepath.Dir(dst)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("store mkdir: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return fmt.Errorf("store rename: %w", err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("store sync dir: %w", err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("store sync dir: %w", err)
+	}
+	return nil
+}
+
+// Get returns the bytes of object d after checking that they hash to d.
+func (s *Store) Get(d schemas.Digest) ([]byte, error) {
+	b, err := os.ReadFile(s.objectPath(d))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("object %s: %w", d, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("object %s: %w", d, err)
+	}
+	if schemas.Hash(b) != d {
+		return nil, fmt.Errorf("object %s: %w", d, ErrCorrupt)
+	}
+	return b, nil
+}
+
+// GetJSON reads object d and decodes it into v.
+func (s *Store) GetJSON(d schemas.Digest, v any) error {
+	b, err := s.Get(d)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("object %s: decoding: %w", d, err)
+	}
+	return nil
+}
+
+// OpenObject streams object d. The reader checks the hash as it goes and returns
+// ErrCorrupt instead of io.EOF when the content does not match.
+func (s *Store) OpenObject(d schemas.Digest) (io.ReadCloser, error) {
+	f, err := os.Open(s.objectPath(d))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("object %s: %w", d, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("object %s: %w", d, err)
+	}
+	return &verifyingReader{f: f, h: schemas.NewHasher(), want: d}, nil
+}
+
+type verifyingReader struct {
+	f    *os.File
+	h    *schemas.Hasher
+	want schemas.Digest
+}
+
+func (r *verifyingReader) Read(p []byte) (int, error) {
+	n, err := r.f.Read(p)
+	r.h.Write(p[:n])
+	if errors.Is(err, io.EOF) && r.h.Digest() != r.want {
+		return n, fmt.Errorf("object %s: %w", r.want, ErrCorrupt)
+	}
+	return n, err
+}
+
+func (r *verifyingReader) Close() error { return r.f.Close() }
+
+var refNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]*(/[A-Za-z0-9][A-Za-z0-9._@+-]*)*$`)
+
+// CheckRefName checks that name is a valid ref name: slash-separated parts of letters,
+// digits and ._@+- that do not start with a dot or dash.
+func CheckRefName(name string) error {
+	if !refNameRe.MatchString(name) || strings.Contains(name, "..") {
+		return fmt.Errorf("ref name %q: use slash-separated parts of letters, digits and ._@+-", name)
+	}
+	return nil
+}
+
+// SetRef points ref name at d, which must be stored. The change is logged.
+func (s *Store) SetRef(name string, d schemas.Digest) error {
+	if err := CheckRefName(name); err != nil {
+		return err
+	}
+	if !s.Has(d) {
+		return fmt.Errorf("set ref %s: object %s: %w", name, d, ErrNotFound)
+	}
+	old, _ := s.Ref(name)
+	if old == d {
+		return nil
+	}
+	if err := s.writeSmall(filepath.Join(s.root, "refs", filepath.FromSlash(name)), []byte(d.String()+"\n")); err != nil {
+		return fmt.Errorf("set ref %s: %w", name, err)
+	}
+	return s.logRef(name, old, d)
+}
+
+func (s *Store) logRef(name string, old, d schemas.Digest) error {
+	entry, _ := json.Marshal(struct {
+		Time string         `json:"time"`
+		Ref  string         `json:"ref"`
+		Old  schemas.Digest `json:"old"`
+		New  schemas.Digest `json:"new"`
+	}{s.now().UTC().Format(time.RFC3339Nano), name, old, d})
+	f, err := os.OpenFile(filepath.Join(s.root, "logs", "refs.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("ref log: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(entry, '\n')); err != nil {
+		return fmt.Errorf("ref log: %w", err)
+	}
+	return nil
+}
+
+// writeSmall replaces a small mutable file atomically.
+func (s *Store) writeSmall(dst string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Join(s.root, "tmp"), "ref-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(dst))
+}
+
+// Ref returns the digest ref name points at, or ErrNotFound.
+func (s *Store) Ref(name string) (schemas.Digest, error) {
+	if err := CheckRefName(name); err != nil {
+		return schemas.Digest{}, err
+	}
+	b, err := os.ReadFile(filepath.Join(s.root, "refs", filepath.FromSlash(name)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return schemas.Digest{}, fmt.Errorf("ref %s: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return schemas.Digest{}, fmt.Errorf("ref %s: %w", name, err)
+	}
+	d, err := schemas.ParseDigest(strings.TrimSpace(string(b)))
+	if err != nil {
+		return schemas.Digest{}, fmt.Errorf("ref %s is damaged: %w", name, err)
+	}
+	return d, nil
+}
+
+// RefEntry is one ref and what it points at.
+type RefEntry struct {
+	Name   string
+	Digest schemas.Digest
+}
+
+// Refs lists the refs whose names start with prefix (e.g. "verdicts/"), sorted by name.
+func (s *Store) Refs(prefix string) ([]RefEntry, error) {
+	base := filepath.Join(s.root, "refs")
+	start := base
+	if dir := prefix[:strings.LastIndex(prefix, "/")+1]; dir != "" {
+		start = filepath.Join(base, filepath.FromSlash(dir))
+	}
+	var out []RefEntry
+	err := filepath.WalkDir(start, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if de.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(base, p)
+		name := filepath.ToSlash(rel)
+		if !strings.HasPrefix(name, prefix) {
+			return nil
+		}
+		d, err := s.Ref(name)
+		if err != nil {
+			return err
+		}
+		out = append(out, RefEntry{Name: name, Digest: d})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list refs %s: %w", prefix, err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+var stageRe = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+func (s *Store) memoPath(stage string, key schemas.Digest) (string, error) {
+	if !stageRe.MatchString(stage) {
+		return "", fmt.Errorf("memo stage %q: use lower-case letters, digits and -", stage)
+	}
+	return filepath.Join(s.root, "memo", stage, key.Hex()), nil
+}
+
+// Memo returns the result recorded for a stage key, or ErrNotFound. A result whose object
+// is missing counts as not found.
+func (s *Store) Memo(stage string, key schemas.Digest) (schemas.Digest, error) {
+	p, err := s.memoPath(stage, key)
+	if err != nil {
+		return schemas.Digest{}, err
+	}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return schemas.Digest{}, ErrNotFound
+	}
+	if err != nil {
+		return schemas.Digest{}, fmt.Errorf("memo %s/%s: %w", stage, key.Short(), err)
+	}
+	d, err := schemas.ParseDigest(strings.TrimSpace(string(b)))
+	if err != nil || !s.Has(d) {
+		return schemas.Digest{}, ErrNotFound
+	}
+	return d, nil
+}
+
+// SetMemo records that stage key gives result (which must be stored).
+func (s *Store) SetMemo(stage string, key, result schemas.Digest) error {
+	p, err := s.memoPath(stage, key)
+	if err != nil {
+		return err
+	}
+	if !s.Has(result) {
+		return fmt.Errorf("memo %s: result %s: %w", stage, result, ErrNotFound)
+	}
+	if err := s.writeSmall(p, []byte(result.String()+"\n")); err != nil {
+		return fmt.Errorf("memo %s/%s: %w", stage, key.Short(), err)
+	}
+	return nil
+}

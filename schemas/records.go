@@ -1,0 +1,164 @@
+package schemas
+
+// CandidateSet is the object a `candidates/<name>` ref points at: the candidates one `add`,
+// crawl or study import produced, sorted by instance id.
+type CandidateSet struct {
+	Kind    string        `json:"kind"` // "candidate_set"
+	Name    string        `json:"name"`
+	Origin  string        `json:"origin"` // what produced it: "add FILE", "crawl prs ID", "crawl lite DIR"
+	Members []SetMember   `json:"members"`
+	Rejects []CrawlReject `json:"rejects,omitempty"`
+}
+
+// SetMember names one candidate of a set.
+type SetMember struct {
+	InstanceID string `json:"instance_id"`
+	Digest     Digest `json:"digest"`
+}
+
+// CrawlReject is something a crawl or import looked at and did not turn into a candidate.
+type CrawlReject struct {
+	Ref    string `json:"ref"` // e.g. "owner/repo#123", a study path
+	Reason string `json:"reason"`
+}
+
+// Recipe holds the commands and the failure pattern of one evaluation.
+type Recipe struct {
+	Ecosystem            Ecosystem `json:"ecosystem"`
+	Image                string    `json:"image"`
+	BootstrapCommand     string    `json:"bootstrap_command"`
+	ResolveCommand       string    `json:"resolve_command"`
+	ReproCommand         string    `json:"repro_command"`
+	RunCommand           string    `json:"run_command"`
+	D2Command            *string   `json:"d2_command"`
+	ExpectedFailureRegex string    `json:"expected_failure_regex"`
+	// Generated is set when the default recipe generator wrote the commands.
+	Generated bool `json:"generated"`
+}
+
+// Dependency is one package of a D1, D2 or D3 set.
+type Dependency struct {
+	Name string `json:"name"`
+	// Spec is the version constraint as declared (D1) or the installed version (D2).
+	Spec string `json:"spec,omitempty"`
+	// Pinned is set when Spec names exactly one version.
+	Pinned bool `json:"pinned,omitempty"`
+	// From is the manifest path (D1) or the traced file (D3) the entry came from.
+	From string `json:"from,omitempty"`
+}
+
+// DepSet is one layer of dependencies with the reason it could not be measured, if any.
+type DepSet struct {
+	Deps []Dependency `json:"deps"`
+	// Unreadable explains why the layer could not be measured (e.g. a setup.py that builds
+	// its list at run time); empty when measured.
+	Unreadable string `json:"unreadable,omitempty"`
+}
+
+// StepRecord is one executed step of a run.
+type StepRecord struct {
+	Name            string `json:"name"`
+	Command         string `json:"command"`
+	ExitCode        int    `json:"exit_code"`
+	DurationMS      int64  `json:"duration_ms"`
+	TimedOut        bool   `json:"timed_out"`
+	OOMKilled       bool   `json:"oom_killed"`
+	CommandNotFound bool   `json:"command_not_found"`
+	Skipped         bool   `json:"skipped"`
+	// Output is the digest of the captured (capped) output stored as a blob.
+	Output Digest `json:"output"`
+	// FullOutput is the digest of the whole output, also when it was capped.
+	FullOutput Digest `json:"full_output"`
+	OutputSize int64  `json:"output_size"`
+	Truncated  bool   `json:"truncated"`
+}
+
+// Run is the record of one evaluation-core run (DESIGN.md, "The evaluation core").
+type Run struct {
+	Kind         string       `json:"kind"` // "run"
+	InstanceID   string       `json:"instance_id"`
+	Side         string       `json:"side"` // "before", "after", "prediction"
+	Key          Digest       `json:"key"`  // digest of the spec
+	Recipe       Recipe       `json:"recipe"`
+	RegistryDate string       `json:"registry_date"`
+	Image        string       `json:"image"`
+	ImageID      string       `json:"image_id"`
+	CoreVersion  string       `json:"core_version"`
+	Steps        []StepRecord `json:"steps"`
+	// FailureMatched is set when expected_failure_regex matched the output of a failing step.
+	FailureMatched bool   `json:"failure_matched"`
+	MatchedStep    string `json:"matched_step,omitempty"`
+	Resolved       bool   `json:"resolved"`
+	D1             DepSet `json:"d1"`
+	D2             DepSet `json:"d2"`
+	D3             DepSet `json:"d3"`
+	// Registry is the digest of the registry proxy's log of what it served and hid.
+	Registry   Digest `json:"registry"`
+	StartedAt  string `json:"started_at"`
+	FinishedAt string `json:"finished_at"`
+}
+
+// Verdict is the outcome verify decided for a candidate, with the runs behind it.
+type Verdict struct {
+	Kind       string   `json:"kind"` // "verdict"
+	InstanceID string   `json:"instance_id"`
+	Candidate  Digest   `json:"candidate"`
+	Key        Digest   `json:"key"` // the memo key: candidate, recipe, image, core version, repeats
+	Outcome    Outcome  `json:"outcome"`
+	Reason     string   `json:"reason"`
+	IsControl  bool     `json:"is_control"`
+	Recipe     Recipe   `json:"recipe"`
+	Before     []Digest `json:"before"`
+	After      []Digest `json:"after"`
+	// Stability is "k/n": how many of n repeats agreed with the outcome.
+	Stability        string `json:"stability"`
+	CoreVersion      string `json:"core_version"`
+	DecidedAt        string `json:"decided_at"`
+	FailureSignature string `json:"failure_signature,omitempty"`
+	Previous         Digest `json:"previous,omitempty"`
+}
+
+// Tier says how likely a credential finding is to be real.
+type Tier string
+
+// The tiers of a credential finding.
+const (
+	TierLikelyReal    Tier = "likely_real"
+	TierToReview      Tier = "to_review"
+	TierPublicExample Tier = "public_example"
+)
+
+// Finding is one credential-scan hit. Match is always redacted.
+type Finding struct {
+	InstanceID  string `json:"instance_id"`
+	Field       string `json:"field"`
+	Path        string `json:"path,omitempty"`
+	Line        int    `json:"line"`
+	Rule        string `json:"rule"`
+	Match       string `json:"match"`
+	Tier        Tier   `json:"tier"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+// Exclusion marks a task excluded_from_scoring. Exclusions are never deleted; a newer one
+// points at the one it supersedes.
+type Exclusion struct {
+	Kind       string `json:"kind"` // "exclusion"
+	InstanceID string `json:"instance_id"`
+	// TaskKind is "repair" or "control", as in the card's table.
+	TaskKind string `json:"task_kind"`
+	Reason   string `json:"reason"`
+	Since    string `json:"since"`
+	// Recheck names the recheck that found it (its date), empty when recorded by hand.
+	Recheck  string `json:"recheck,omitempty"`
+	ByHand   bool   `json:"by_hand"`
+	Previous Digest `json:"previous,omitempty"`
+}
+
+// Release records one exported task set.
+type Release struct {
+	Kind     string      `json:"kind"` // "release"
+	Date     string      `json:"date"`
+	CorpusID string      `json:"corpus_id"`
+	Tasks    []SetMember `json:"tasks"`
+}

@@ -1,0 +1,591 @@
+package schemas
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Problem is one thing wrong with one input record. Its text names the file, the line, the
+// record (instance_id, when it could be read) and the field, and says what to do.
+type Problem struct {
+	File       string `json:"file"`
+	Line       int    `json:"line"`
+	InstanceID string `json:"instance_id,omitempty"`
+	Field      string `json:"field,omitempty"`
+	Msg        string `json:"message"`
+}
+
+func (p Problem) Error() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Line > 0 {
+		fmt.Fprintf(&b, ":%d", p.Line)
+	}
+	if p.InstanceID != "" {
+		fmt.Fprintf(&b, ": %s", p.InstanceID)
+	}
+	if p.Field != "" {
+		fmt.Fprintf(&b, ": field %s", p.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// Problems is every problem found in an input; as an error it lists them one per line.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// FieldProblem is a problem of one field of a decoded record.
+type FieldProblem struct {
+	Field string
+	Msg   string
+}
+
+// Validator is a record that can check its own fields.
+type Validator interface {
+	Validate() []FieldProblem
+}
+
+// ReadCandidates reads JSON Lines of candidate records. It reads the whole input and returns
+// every problem it found; the records are only meaningful when there are no problems. The
+// error is for I/O failures alone.
+func ReadCandidates(name string, r io.Reader) ([]Candidate, Problems, error) {
+	return readJSONL[Candidate](name, r, CandidateRequired)
+}
+
+// ReadTasks reads JSON Lines of task rows (every column of the card required).
+func ReadTasks(name string, r io.Reader) ([]Task, Problems, error) {
+	return readJSONL[Task](name, r, TaskRequired)
+}
+
+// maxLine bounds one JSON line (a Lite project with its files can be large).
+const maxLine = 256 << 20
+
+func readJSONL[T any, PT interface {
+	*T
+	Validator
+}](name string, r io.Reader, required []string) ([]T, Problems, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	var (
+		out      []T
+		problems Problems
+		ids      = map[string]int{}
+	)
+	for lineNo := 1; ; lineNo++ {
+		line, err := readLine(br)
+		if err != nil && !errors.Is(err, io.EOF) {
+			if errors.Is(err, errLineTooLong) {
+				problems = append(problems, Problem{File: name, Line: lineNo, Msg: fmt.Sprintf("line longer than %d MiB; split the record's files or shorten it", maxLine>>20)})
+				return nil, problems, nil
+			}
+			return nil, problems, fmt.Errorf("reading %s: %w", name, err)
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			rec, ps := decodeRecord[T, PT](line, required)
+			id := ""
+			if rec != nil {
+				id = instanceIDOf(any(rec))
+			}
+			for _, p := range ps {
+				p.File, p.Line = name, lineNo
+				if p.InstanceID == "" {
+					p.InstanceID = id
+				}
+				problems = append(problems, p)
+			}
+			if rec != nil && len(ps) == 0 {
+				if prev, dup := ids[id]; dup {
+					problems = append(problems, Problem{File: name, Line: lineNo, InstanceID: id, Field: "instance_id",
+						Msg: fmt.Sprintf("repeats the record on line %d; keep one record per instance_id", prev)})
+				} else {
+					ids[id] = lineNo
+					out = append(out, *rec)
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	if len(out) == 0 && len(problems) == 0 {
+		problems = append(problems, Problem{File: name, Msg: "no records; write one JSON object per line"})
+	}
+	return out, problems, nil
+}
+
+var errLineTooLong = errors.New("line too long")
+
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > maxLine {
+			return nil, errLineTooLong
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return line, err
+	}
+}
+
+func instanceIDOf(v any) string {
+	switch r := v.(type) {
+	case *Candidate:
+		return r.InstanceID
+	case *Task:
+		return r.InstanceID
+	}
+	return ""
+}
+
+// DecodeRecord decodes one JSON object strictly into a record and validates it. It is what
+// ReadCandidates and ReadTasks do per line; problems carry no file or line.
+func decodeRecord[T any, PT interface {
+	*T
+	Validator
+}](line []byte, required []string) (*T, []Problem) {
+	if !utf8.Valid(line) {
+		off := invalidUTF8Offset(line)
+		return nil, []Problem{{Msg: fmt.Sprintf("invalid UTF-8 at byte %d of the line; the file must be UTF-8 (re-encode it, or escape binary content)", off)}}
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return nil, []Problem{{Msg: "invalid JSON: " + describeJSONError(line, err) + "; each line must be one JSON object"}}
+	}
+	var rec T
+	var ps []Problem
+	id := ""
+	if rawID, ok := raw["instance_id"]; ok {
+		_ = json.Unmarshal(rawID, &id)
+	}
+	rv := reflect.ValueOf(&rec).Elem()
+	fields := fieldIndex(rv.Type())
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		idx, ok := fields[k]
+		if !ok {
+			msg := fmt.Sprintf("unknown field %q", k)
+			if s := suggest(k, fields); s != "" {
+				msg += fmt.Sprintf("; did you mean %q?", s)
+			} else {
+				msg += "; remove it"
+			}
+			ps = append(ps, Problem{InstanceID: id, Field: k, Msg: msg})
+			continue
+		}
+		f := rv.Field(idx)
+		v := raw[k]
+		if string(v) == "null" {
+			switch f.Kind() {
+			case reflect.Pointer, reflect.Slice:
+				continue
+			default:
+				ps = append(ps, Problem{InstanceID: id, Field: k, Msg: fmt.Sprintf("is null; want %s", typeName(f.Type()))})
+				continue
+			}
+		}
+		ptr := reflect.New(f.Type())
+		if err := json.Unmarshal(v, ptr.Interface()); err != nil {
+			ps = append(ps, Problem{InstanceID: id, Field: k, Msg: fmt.Sprintf("wrong type: want %s, got %s", typeName(f.Type()), jsonKind(v))})
+			continue
+		}
+		f.Set(ptr.Elem())
+	}
+	for _, k := range required {
+		if _, ok := raw[k]; !ok {
+			ps = append(ps, Problem{InstanceID: id, Field: k, Msg: "missing required field"})
+		}
+	}
+	// Check values too, but say nothing more about a field already reported.
+	reported := map[string]bool{}
+	for _, p := range ps {
+		reported[p.Field] = true
+	}
+	for _, fp := range PT(&rec).Validate() {
+		top, _, _ := strings.Cut(fp.Field, "[")
+		if reported[top] {
+			continue
+		}
+		ps = append(ps, Problem{InstanceID: id, Field: fp.Field, Msg: fp.Msg})
+	}
+	return &rec, ps
+}
+
+func fieldIndex(t reflect.Type) map[string]int {
+	m := map[string]int{}
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			m[name] = i
+		}
+	}
+	return m
+}
+
+func typeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Pointer:
+		return typeName(t.Elem()) + " or null"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Float64:
+		return "a number"
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Struct {
+			return "a list of {\"path\", \"content\"} objects"
+		}
+		return "a list of " + strings.TrimPrefix(typeName(t.Elem()), "a ") + "s"
+	case reflect.Struct:
+		return "an object"
+	}
+	return t.String()
+}
+
+func jsonKind(v json.RawMessage) string {
+	s := bytes.TrimSpace(v)
+	if len(s) == 0 {
+		return "nothing"
+	}
+	switch s[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "a list (or a list with elements of the wrong type)"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		if _, err := strconv.ParseInt(string(s), 10, 64); err != nil {
+			return "a non-integer number"
+		}
+		return "a number"
+	}
+}
+
+func describeJSONError(line []byte, err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return "the line is " + jsonKind(line) + ", not an object"
+	}
+	return err.Error()
+}
+
+func invalidUTF8Offset(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// suggest returns the known field closest to an unknown one (edit distance <= 3).
+func suggest(k string, fields map[string]int) string {
+	best, bestD := "", 4
+	for f := range fields {
+		if d := editDistance(strings.ToLower(k), f); d < bestD || (d == bestD && f < best) {
+			best, bestD = f, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+var (
+	instanceIDRe = regexp.MustCompile(`^envgap__([A-Za-z0-9][A-Za-z0-9._-]*)__([A-Za-z0-9._-]+)-([0-9]+)$`)
+	repoRe       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+$`)
+	commitRe     = regexp.MustCompile(`^[0-9a-f]{40}$`)
+)
+
+// InstanceID builds the card's task id from a repo ("owner/name") and an issue number.
+func InstanceID(repo string, issue int64) string {
+	return "envgap__" + strings.Replace(repo, "/", "__", 1) + "-" + strconv.FormatInt(issue, 10)
+}
+
+// CheckInstanceID checks the card's pattern envgap__<owner>__<repo>-<number>.
+func CheckInstanceID(id string) error {
+	if !instanceIDRe.MatchString(id) {
+		return fmt.Errorf("%q does not follow envgap__<owner>__<repo>-<issue number> (Lite: envgap__<agent>__<language>-t<trial>-<problem>)", id)
+	}
+	return nil
+}
+
+// CheckRelPath checks a project-relative path: not empty, not absolute, no "..", no
+// backslash or NUL, and already clean (no "./", "//" or trailing slash).
+func CheckRelPath(p string) error {
+	switch {
+	case p == "":
+		return errors.New("empty path")
+	case strings.HasPrefix(p, "/"):
+		return fmt.Errorf("path %q is absolute; give it relative to the project root", p)
+	case strings.ContainsAny(p, "\\\x00"):
+		return fmt.Errorf("path %q contains a backslash or NUL; use forward slashes", p)
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return fmt.Errorf("path %q contains \"..\"; paths must stay inside the project", p)
+		}
+	}
+	if path.Clean(p) != p || p == "." {
+		return fmt.Errorf("path %q is not clean (write it as %q)", p, path.Clean(p))
+	}
+	return nil
+}
+
+// CheckTime checks an RFC 3339 time with an explicit offset (e.g. 2023-07-30T12:48:33Z).
+func CheckTime(s string) error {
+	if _, err := time.Parse(time.RFC3339, s); err != nil {
+		return fmt.Errorf("%q is not an RFC 3339 time with an offset (e.g. 2023-07-30T12:48:33Z)", s)
+	}
+	return nil
+}
+
+// CompileFailureRegex compiles an expected_failure_regex (Go RE2 syntax, which accepts
+// Python's re.escape output).
+func CompileFailureRegex(s string) (*regexp.Regexp, error) {
+	re, err := regexp.Compile(s)
+	if err != nil {
+		return nil, fmt.Errorf("expected_failure_regex %q does not compile: %w", s, err)
+	}
+	return re, nil
+}
+
+func checkFiles(field string, files []File, allowNil bool) []FieldProblem {
+	var ps []FieldProblem
+	seen := map[string]int{}
+	for i, f := range files {
+		fld := fmt.Sprintf("%s[%d].path", field, i)
+		if err := CheckRelPath(f.Path); err != nil {
+			ps = append(ps, FieldProblem{fld, err.Error()})
+			continue
+		}
+		if j, dup := seen[f.Path]; dup {
+			ps = append(ps, FieldProblem{fld, fmt.Sprintf("path %q repeats %s[%d]; give each path once", f.Path, field, j)})
+		}
+		seen[f.Path] = i
+		if f.Content == nil && !allowNil {
+			ps = append(ps, FieldProblem{fmt.Sprintf("%s[%d].content", field, i), "is null; project files must have content"})
+		}
+	}
+	return ps
+}
+
+type common struct {
+	id, repo, base, created, regDate string
+	set                              Source
+	eco                              Ecosystem
+	image, regex                     string
+	issue                            int64
+	issueURL                         *string
+	pr                               *int64
+	pull, head, merge                *string
+	project, gold                    []File
+	cats                             []Category
+	regSrc                           RegistryDateSource
+}
+
+func (c common) validate() []FieldProblem {
+	var ps []FieldProblem
+	add := func(f, m string) { ps = append(ps, FieldProblem{f, m}) }
+	if err := CheckInstanceID(c.id); err != nil {
+		add("instance_id", err.Error())
+	}
+	if !repoRe.MatchString(c.repo) {
+		add("repo", fmt.Sprintf("%q is not owner/name", c.repo))
+	} else if c.issue > 0 && instanceIDRe.MatchString(c.id) && c.id != InstanceID(c.repo, c.issue) {
+		add("instance_id", fmt.Sprintf("%q does not match repo and issue_number; want %q", c.id, InstanceID(c.repo, c.issue)))
+	}
+	if c.issue <= 0 {
+		add("issue_number", "must be a positive integer")
+	}
+	if err := c.set.Valid(); err != nil {
+		add("set", err.Error())
+	}
+	if err := c.eco.Valid(); err != nil {
+		add("ecosystem", err.Error())
+	} else if c.image != "" && c.image != c.eco.Image() {
+		add("image", fmt.Sprintf("%q does not match ecosystem %s; want %q", c.image, c.eco, c.eco.Image()))
+	}
+	if err := CheckTime(c.created); err != nil {
+		add("created_at", err.Error())
+	}
+	if err := CheckTime(c.regDate); err != nil {
+		add("registry_date", err.Error())
+	}
+	if c.regSrc != "" {
+		if err := c.regSrc.Valid(); err != nil {
+			add("registry_date_source", err.Error())
+		} else if c.set.Valid() == nil && c.regSrc != DateSourceFor(c.set) {
+			add("registry_date_source", fmt.Sprintf("%q does not fit set %s; want %q", c.regSrc, c.set, DateSourceFor(c.set)))
+		}
+	}
+	if c.regex != "" {
+		if _, err := CompileFailureRegex(c.regex); err != nil {
+			add("expected_failure_regex", err.Error())
+		}
+	}
+	for i, cat := range c.cats {
+		if err := cat.Valid(); err != nil {
+			add(fmt.Sprintf("categories[%d]", i), err.Error())
+		}
+	}
+	ps = append(ps, checkFiles("project_files", c.project, false)...)
+	ps = append(ps, checkFiles("gold_files", c.gold, true)...)
+	switch c.set {
+	case SourceLite:
+		if len(c.project) == 0 {
+			add("project_files", "is empty; a lite candidate carries its project's files")
+		}
+		if c.issueURL != nil {
+			add("issue_url", "must be null for lite candidates")
+		}
+		if c.base != "" && !commitRe.MatchString(c.base) {
+			add("base_commit", fmt.Sprintf("%q is not a 40-hex commit id (or leave it empty to have it computed)", c.base))
+		}
+	case SourceReported, SourceRepaired:
+		if len(c.project) != 0 {
+			add("project_files", "must be empty for candidates from GitHub (they start from repo at base_commit)")
+		}
+		if !commitRe.MatchString(c.base) {
+			add("base_commit", fmt.Sprintf("%q is not a 40-hex commit id", c.base))
+		}
+		if c.issueURL == nil || *c.issueURL == "" {
+			add("issue_url", "is required for candidates from GitHub")
+		}
+	}
+	if c.set == SourceRepaired {
+		if c.pr == nil || *c.pr <= 0 {
+			add("pr_number", "is required (a positive integer) for repaired candidates")
+		}
+		if c.pull == nil || *c.pull == "" {
+			add("pull_request", "is required for repaired candidates")
+		}
+		for name, v := range map[string]*string{"pr_head_commit": c.head, "pr_merge_commit": c.merge} {
+			if v == nil || !commitRe.MatchString(*v) {
+				add(name, "is required as a 40-hex commit id for repaired candidates")
+			}
+		}
+	}
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Field < ps[j].Field })
+	return ps
+}
+
+// Validate checks a candidate's values against the card's rules.
+func (c *Candidate) Validate() []FieldProblem {
+	ps := common{id: c.InstanceID, repo: c.Repo, base: c.BaseCommit, created: c.CreatedAt,
+		regDate: c.RegistryDate, set: c.Set, eco: c.Ecosystem, image: c.Image,
+		regex: c.ExpectedFailureRegex, issue: c.IssueNumber, issueURL: c.IssueURL, pr: c.PRNumber,
+		pull: c.PullRequest, head: c.PRHeadCommit, merge: c.PRMergeCommit, project: c.ProjectFiles,
+		gold: c.GoldFiles, cats: c.Categories, regSrc: c.RegistryDateSource}.validate()
+	if c.Outcome != "" {
+		if err := c.Outcome.Valid(); err != nil {
+			ps = append(ps, FieldProblem{"outcome", err.Error()})
+		} else if c.Outcome == OutcomeTask || c.Outcome == OutcomeVerified {
+			ps = append(ps, FieldProblem{"outcome", fmt.Sprintf("%q is decided by verify and admit, not given on input; leave it empty or not_checked", c.Outcome)})
+		}
+	}
+	return ps
+}
+
+// Validate checks a task row against the card's rules.
+func (t *Task) Validate() []FieldProblem {
+	ps := common{id: t.InstanceID, repo: t.Repo, base: t.BaseCommit, created: t.CreatedAt,
+		regDate: t.RegistryDate, set: t.Source, eco: t.Ecosystem, image: t.Image,
+		regex: t.ExpectedFailureRegex, issue: t.IssueNumber, issueURL: t.IssueURL, pr: t.PRNumber,
+		pull: t.PullRequest, head: t.PRHeadCommit, merge: t.PRMergeCommit, project: t.ProjectFiles,
+		gold: t.GoldFiles, cats: t.Categories, regSrc: t.RegistryDateSource}.validate()
+	add := func(f, m string) { ps = append(ps, FieldProblem{f, m}) }
+	for i, f := range ps {
+		if f.Field == "set" {
+			ps[i].Field = "source"
+		}
+	}
+	for _, c := range []struct{ name, v string }{{"resolve_command", t.ResolveCommand}, {"repro_command", t.ReproCommand}, {"run_command", t.RunCommand}} {
+		if strings.TrimSpace(c.v) == "" {
+			add(c.name, "is empty; a task needs its commands")
+		}
+	}
+	if t.Image == "" {
+		add("image", "is empty")
+	}
+	for i, s := range t.Splits {
+		if err := s.Valid(); err != nil {
+			add(fmt.Sprintf("splits[%d]", i), err.Error())
+		}
+	}
+	for i, f := range t.SecurityFlags {
+		if err := f.Valid(); err != nil {
+			add(fmt.Sprintf("security_flags[%d]", i), err.Error())
+		}
+	}
+	if t.IsControl && (t.Patch != "" || len(t.GoldFiles) > 0) {
+		add("is_control", "a control has an empty patch and no gold_files")
+	}
+	if t.ExcludedFromScoring != (t.ExclusionReason != nil) || t.ExcludedFromScoring != (t.ExcludedSince != nil) {
+		add("excluded_from_scoring", "exclusion_reason and excluded_since are set exactly when excluded_from_scoring is true")
+	}
+	if t.ExcludedSince != nil {
+		if err := CheckTime(*t.ExcludedSince); err != nil {
+			add("excluded_since", err.Error())
+		}
+	}
+	return ps
+}
