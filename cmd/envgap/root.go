@@ -77,7 +77,11 @@ as the EnvGap dataset. Every stage reads and writes one content-addressed store
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
+	crawl := newCrawlCommand(f)
+	// Subcommands of crawl, one line per stage.
+	crawl.AddCommand()
 	root.AddCommand(
+		crawl,
 		newAddCommand(f),
 		newStatusCommand(f),
 		newCorpusIDCommand(f),
