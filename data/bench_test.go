@@ -60,10 +60,14 @@ func benchPut(b *testing.B, items [][]byte) {
 		plain := nowNano() - start
 		s, _ := Open(b.TempDir())
 		start = nowNano()
+		batch := s.NewBatch()
 		for _, it := range items {
-			if _, err := s.Put(it); err != nil {
+			if _, err := batch.Put(it); err != nil {
 				b.Fatal(err)
 			}
+		}
+		if err := batch.Commit(); err != nil {
+			b.Fatal(err)
 		}
 		store := nowNano() - start
 		b.ReportMetric(float64(store)/float64(plain), "store/plain")

@@ -79,10 +79,14 @@ func (s *Store) AddCandidateSet(prefix, origin string, cands []schemas.Candidate
 	}
 	// Objects first, the ref last: a write killed halfway leaves only unreferenced
 	// objects, and running it again completes it.
+	batch := s.NewBatch()
 	for _, b := range blobs {
-		if _, err := s.Put(b); err != nil {
+		if _, err := batch.Put(b); err != nil {
 			return nil, err
 		}
+	}
+	if err := batch.Commit(); err != nil {
+		return nil, err
 	}
 	set := schemas.CandidateSet{Kind: "candidate_set", Name: prefix + "-" + key.Short(), Origin: origin, Members: members, Rejects: rejects}
 	d, err := s.PutJSON(&set)

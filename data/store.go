@@ -108,18 +108,91 @@ func (s *Store) PutJSON(v any) (schemas.Digest, error) {
 	return s.Put(b)
 }
 
-func (s *Store) writeObject(d schemas.Digest, r io.Reader, size int64) error {
+// Batch writes many objects and syncs their directories once, at Commit: the objects are
+// durable only after Commit returns. Refs to them must be set after Commit.
+type Batch struct {
+	s    *Store
+	dirs map[string]bool
+}
+
+// NewBatch starts a batch of writes.
+func (s *Store) NewBatch() *Batch { return &Batch{s: s, dirs: map[string]bool{}} }
+
+// Put stores b within the batch.
+func (b *Batch) Put(p []byte) (schemas.Digest, error) {
+	d := schemas.Hash(p)
+	if b.s.Has(d) {
+		return d, nil
+	}
+	dst := b.s.objectPath(d)
+	if err := b.s.writeTemp(dst, bytes.NewReader(p), int64(len(p))); err != nil {
+		return d, fmt.Errorf("store put %s: %w", d, err)
+	}
+	b.dirs[filepath.Dir(dst)] = true
+	return d, nil
+}
+
+// PutJSON stores the canonical JSON of v within the batch.
+func (b *Batch) PutJSON(v any) (schemas.Digest, error) {
+	p, err := schemas.Canonical(v)
+	if err != nil {
+		return schemas.Digest{}, fmt.Errorf("store put: %w", err)
+	}
+	return b.Put(p)
+}
+
+// Commit makes every object of the batch durable.
+func (b *Batch) Commit() error {
+	for dir := range b.dirs {
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+	}
+	b.dirs = map[string]bool{}
+	return nil
+}
+
+// writeTemp writes size bytes from r to a synced, read-only temp file and renames it to
+// dst, without syncing dst's directory.
+func (s *Store) writeTemp(dst string, r io.Reader, size int64) error {
 	tmp, err := os.CreateTemp(filepath.Join(s.root, "tmp"), "obj-*")
 	if err != nil {
-		return fmt.Errorf("store put %s: %w", d, err)
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	n, err := io.Copy(tmp, r)
 	if err != nil || n != size {
 		tmp.Close()
-		return fmt.Errorf("store put %s: wrote %d of %d bytes: %v", d, n, size, err)
+		return fmt.Errorf("wrote %d of %d bytes: %v", n, size, err)
 	}
-	return finishTemp(tmp, s.objectPath(d))
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.Rename(tmp.Name(), dst)
+	}
+	return nil
+}
+
+func (s *Store) writeObject(d schemas.Digest, r io.Reader, size int64) error {
+	dst := s.objectPath(d)
+	if err := s.writeTemp(dst, r, size); err != nil {
+		return fmt.Errorf("store put %s: %w", d, err)
+	}
+	return syncDir(filepath.Dir(dst))
 }
 
 // finishTemp syncs and closes tmp, makes it read-only and renames it to dst, then syncs

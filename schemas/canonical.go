@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"unicode/utf8"
 )
@@ -13,11 +14,11 @@ import (
 // no trailing newline. Two values that are equal as JSON data encode to the same bytes,
 // whatever the field order or formatting they were read from. Strings must be valid UTF-8.
 func Canonical(v any) ([]byte, error) {
-	raw, err := marshalNoEscape(v)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := encodeCanonical(&buf, reflect.ValueOf(v)); err != nil {
 		return nil, err
 	}
-	return CanonicalizeJSON(raw)
+	return buf.Bytes(), nil
 }
 
 // CanonicalizeJSON re-encodes JSON text canonically (see Canonical).

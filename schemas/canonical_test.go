@@ -95,3 +95,30 @@ func FuzzCanonical(f *testing.F) {
 		}
 	})
 }
+
+func TestCanonicalFastPathMatchesTreePath(t *testing.T) {
+	cands, _, _ := ReadCandidates("in.jsonl", strings.NewReader(goodCandidate))
+	task := cands[0].ToTask()
+	s := "ctl\x01 \u2028 <html> \"q\" \\ é 😀"
+	task.ProblemStatement = s
+	task.ExclusionReason = &s
+	v := Verdict{Kind: "verdict", Key: Hash([]byte("k")), Before: []Digest{Hash([]byte("b"))}, Outcome: OutcomeVerified}
+	pred := Prediction{InstanceID: "x", Files: map[string]*string{"b": nil, "a": &s}}
+	for _, val := range []any{&task, task, &cands[0], v, pred, []any{1, "x", nil}, map[string]any{"z": 1.5, "a": []int{}}} {
+		fast, err := Canonical(val)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := marshalNoEscape(val)
+		slow, err := CanonicalizeJSON(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(fast) != string(slow) {
+			t.Errorf("fast and tree paths differ:\n%s\n%s", fast, slow)
+		}
+	}
+	if _, err := Canonical(struct{ S string }{"\xff"}); err == nil {
+		t.Error("invalid UTF-8 accepted")
+	}
+}

@@ -115,7 +115,7 @@ type Verdict struct {
 	CoreVersion      string `json:"core_version"`
 	DecidedAt        string `json:"decided_at"`
 	FailureSignature string `json:"failure_signature,omitempty"`
-	Previous         Digest `json:"previous,omitempty"`
+	Previous         Digest `json:"previous,omitzero"`
 }
 
 // Tier says how likely a credential finding is to be real.
@@ -152,7 +152,7 @@ type Exclusion struct {
 	// Recheck names the recheck that found it (its date), empty when recorded by hand.
 	Recheck  string `json:"recheck,omitempty"`
 	ByHand   bool   `json:"by_hand"`
-	Previous Digest `json:"previous,omitempty"`
+	Previous Digest `json:"previous,omitzero"`
 }
 
 // Release records one exported task set.
