@@ -77,6 +77,17 @@ func (s *Store) Put(b []byte) (schemas.Digest, error) {
 // PutReader stores everything read from r, hashing while it writes, so large blobs never
 // sit in memory. It returns the digest and the size.
 func (s *Store) PutReader(r io.Reader) (schemas.Digest, int64, error) {
+	return s.putReader(r, nil)
+}
+
+// PutReaderExpect is PutReader for content whose digest is known: when the bytes do not
+// hash to want, nothing is stored and the error wraps ErrCorrupt.
+func (s *Store) PutReaderExpect(r io.Reader, want schemas.Digest) (int64, error) {
+	_, n, err := s.putReader(r, &want)
+	return n, err
+}
+
+func (s *Store) putReader(r io.Reader, want *schemas.Digest) (schemas.Digest, int64, error) {
 	tmp, err := os.CreateTemp(filepath.Join(s.root, "tmp"), "put-*")
 	if err != nil {
 		return schemas.Digest{}, 0, fmt.Errorf("store put: %w", err)
@@ -89,6 +100,10 @@ func (s *Store) PutReader(r io.Reader) (schemas.Digest, int64, error) {
 		return schemas.Digest{}, 0, fmt.Errorf("store put: %w", err)
 	}
 	d := h.Digest()
+	if want != nil && d != *want {
+		tmp.Close()
+		return d, n, fmt.Errorf("store put: content hashes to %s, not %s: %w", d, *want, ErrCorrupt)
+	}
 	if s.Has(d) {
 		tmp.Close()
 		return d, n, nil

@@ -83,6 +83,8 @@ as the EnvGap dataset. Every stage reads and writes one content-addressed store
 	root.AddCommand(
 		crawl,
 		newAddCommand(f),
+		newVerifyCommand(f),
+		newRegistryCommand(f),
 		newStatusCommand(f),
 		newCorpusIDCommand(f),
 		newStoreCommand(f),

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/envgap/envgap/verify/core"
+	"github.com/envgap/envgap/verify/registry"
+	"github.com/spf13/cobra"
+)
+
+type registryServeOptions struct {
+	Addr         string
+	PyPIUpstream string
+	NPMUpstream  string
+	Cache        string
+}
+
+func newRegistryCommand(f *factory) *cobra.Command {
+	c := &cobra.Command{Use: "registry", Short: "The date-limited PyPI and npm proxy"}
+	opts := &registryServeOptions{}
+	serve := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the date-limited registry proxy on its own",
+		Long: `Serve PyPI (PEP 503/691 simple API) and npm (packuments and tarballs) filtered to what
+was published at or before a cut-off carried in the URL path:
+
+  http://ADDR/c/<cutoff>/pypi/simple/   (pip: --index-url)
+  http://ADDR/c/<cutoff>/npm/           (npm: --registry)
+
+The cut-off is RFC 3339 with an offset (2023-07-30T12:48:33Z) or a bare date (the end of
+that day, UTC). Upstream faults answer 502, never 404. Artifacts are cached by sha256.`,
+		Example: "  envgap registry serve --addr 127.0.0.1:8080\n  pip install --index-url http://127.0.0.1:8080/c/2023-07-30/pypi/simple/ cython",
+		Args:    exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			ro := registry.Options{PyPIUpstream: opts.PyPIUpstream, NPMUpstream: opts.NPMUpstream,
+				Logger: slog.New(slog.NewTextHandler(f.Err, nil))}
+			if opts.Cache != "" {
+				blobs, refs, err := registry.DirCaches(opts.Cache)
+				if err != nil {
+					return err
+				}
+				ro.Blobs, ro.Refs = blobs, refs
+			} else {
+				st, err := f.OpenStore()
+				if err != nil {
+					return err
+				}
+				cache := core.StoreCache{Store: st}
+				ro.Blobs, ro.Refs = cache, cache
+			}
+			return registry.Serve(c.Context(), opts.Addr, ro)
+		},
+	}
+	serve.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "listen address")
+	serve.Flags().StringVar(&opts.PyPIUpstream, "pypi-upstream", "", "PEP 691 index to filter (default "+registry.DefaultPyPIUpstream+")")
+	serve.Flags().StringVar(&opts.NPMUpstream, "npm-upstream", "", "npm registry to filter (default: the npm client's configured registry)")
+	serve.Flags().StringVar(&opts.Cache, "cache", "", "cache directory instead of the store")
+	c.AddCommand(serve)
+	return c
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/envgap/envgap/verify"
+	"github.com/envgap/envgap/verify/registry"
+	"github.com/envgap/envgap/verify/sandbox"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// engineOptions are the flags of every command that runs containers.
+type engineOptions struct {
+	Engines      []string
+	PyPIUpstream string
+	NPMUpstream  string
+	ProxyListen  string
+	StepTimeout  time.Duration
+	Memory       int64
+}
+
+func (o *engineOptions) addFlags(c *cobra.Command) {
+	c.Flags().StringArrayVar(&o.Engines, "engine", nil, "Docker Engine API endpoint (repeat to spread work over several engines; default $DOCKER_HOST)")
+	c.Flags().StringVar(&o.PyPIUpstream, "pypi-upstream", "", "PEP 691 index the registry proxy filters (default "+registry.DefaultPyPIUpstream+")")
+	c.Flags().StringVar(&o.NPMUpstream, "npm-upstream", "", "npm registry the proxy filters (default: the npm client's configured registry)")
+	c.Flags().StringVar(&o.ProxyListen, "proxy-listen", "", "listen address of the registry proxy (default all interfaces, a free port)")
+	c.Flags().DurationVar(&o.StepTimeout, "step-timeout", 20*time.Minute, "time limit of each step")
+	c.Flags().Int64Var(&o.Memory, "memory", 4<<30, "memory limit of each container, in bytes")
+}
+
+func (o *engineOptions) env(f *factory) (verify.Env, error) {
+	st, err := f.OpenStore()
+	if err != nil {
+		return verify.Env{}, err
+	}
+	return verify.Env{
+		Store:       st,
+		Engines:     o.Engines,
+		Registry:    registry.Options{PyPIUpstream: o.PyPIUpstream, NPMUpstream: o.NPMUpstream},
+		ProxyListen: o.ProxyListen,
+	}, nil
+}
+
+func (o *engineOptions) limits() sandbox.Limits {
+	return sandbox.Limits{StepTimeout: o.StepTimeout, MemoryBytes: o.Memory}
+}
+
+type verifyOptions struct {
+	engineOptions
+	IDs    []string
+	Jobs   int
+	Repeat int
+}
+
+func newVerifyCommand(f *factory) *cobra.Command {
+	opts := &verifyOptions{}
+	c := &cobra.Command{
+		Use:   "verify",
+		Short: "Run the evaluation core before and after each fix; record verdicts",
+		Long: `Verify every candidate without a verdict (or the ones given with --ids): run it in a
+fresh container before and after its fix, with PyPI and npm cut back to its registry_date,
+and record a verdict: verified, already_works or not_reproduced, with the reason. A candidate
+whose inputs, image and core are unchanged is never run again. An infrastructure fault leaves
+the candidate without a verdict (exit code 4) and the next verify retries it. Interrupted at
+any point and started again, verify resumes without losing finished runs.`,
+		Example: "  envgap verify\n  envgap verify --jobs 2 --repeat 3\n  envgap verify --ids envgap__o__r-12 --engine unix:///run/podman/podman.sock --engine tcp://10.0.0.2:2375",
+		Args:    exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runVerify(c, f, opts)
+		},
+	}
+	c.Flags().StringSliceVar(&opts.IDs, "ids", nil, "candidates to verify (comma-separated or repeated)")
+	c.Flags().IntVar(&opts.Jobs, "jobs", 1, "candidates verified at once")
+	c.Flags().IntVar(&opts.Repeat, "repeat", 1, "runs of each side; a result that changes between repeats is not_reproduced (flaky k/n)")
+	opts.addFlags(c)
+	return c
+}
+
+func runVerify(c *cobra.Command, f *factory, opts *verifyOptions) error {
+	if opts.Jobs < 1 || opts.Repeat < 1 {
+		return usageError{fmt.Errorf("--jobs and --repeat must be at least 1")}
+	}
+	env, err := opts.env(f)
+	if err != nil {
+		return err
+	}
+	sess, err := verify.Open(c.Context(), env)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	terminal := term.IsTerminal(int(os.Stderr.Fd())) && !f.Global.JSON
+	rep, err := sess.Stage.Run(c.Context(), verify.Options{
+		IDs: opts.IDs, Jobs: opts.Jobs, Repeat: opts.Repeat, Limits: opts.limits(),
+		Checkout: checkoutSource(), Recipes: recipeSource(),
+		Progress: verify.ProgressPrinter(f.Err, terminal),
+	})
+	if rep != nil {
+		if f.Global.JSON {
+			if perr := f.printJSON(rep); perr != nil {
+				return perr
+			}
+		} else {
+			fmt.Fprintf(f.Out, "verified %d candidates: %d run, %d unchanged (not run), %d failed\n", len(rep.Results), rep.Ran, rep.Cached, rep.Failed)
+			for _, r := range rep.Results {
+				if r.Error != "" {
+					fmt.Fprintf(f.Out, "  %s: no verdict: %s\n", r.InstanceID, r.Error)
+				} else if f.Global.Verbose {
+					fmt.Fprintf(f.Out, "  %s: %s (%s): %s\n", r.InstanceID, r.Outcome, r.Stability, r.Reason)
+				}
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if rep.Failed > 0 {
+		return partialError{fmt.Errorf("%d candidate(s) have no verdict because of faults; run envgap verify again", rep.Failed)}
+	}
+	return nil
+}

@@ -1,0 +1,232 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/registry"
+	"github.com/envgap/envgap/verify/sandbox"
+)
+
+// Version names the core's behaviour. It is part of every memo key: change it when a
+// change to the core could change a run's result.
+const Version = "envgap-core/1"
+
+// Side says which state of the project a run evaluates.
+type Side string
+
+// The sides of a run.
+const (
+	SideBefore     Side = "before"     // the project as it is (repro_command)
+	SideAfter      Side = "after"      // with the reference fix, or unchanged for a control
+	SidePrediction Side = "prediction" // with an agent's files
+)
+
+// File is one file of a project. Symlinks carry their target in Link (Content empty).
+type File struct {
+	Path    string
+	Content []byte
+	Mode    os.FileMode
+	Link    string
+}
+
+// Spec is one run's input.
+type Spec struct {
+	InstanceID   string
+	Side         Side
+	Project      []File
+	Overlay      []schemas.File // content nil deletes the path
+	Recipe       schemas.Recipe
+	RegistryDate string
+	Limits       sandbox.Limits
+}
+
+// InfraError is a fault of the infrastructure, not of the project: the run says nothing
+// about the candidate and must be retried.
+type InfraError struct{ Err error }
+
+func (e *InfraError) Error() string { return "infrastructure fault: " + e.Err.Error() }
+func (e *InfraError) Unwrap() error { return e.Err }
+
+// ErrOverlay is returned (wrapped) for an overlay that would write outside the project.
+var ErrOverlay = errors.New("overlay refused")
+
+// Runner is the part of the sandbox the core uses.
+type Runner interface {
+	Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error)
+	ImageID(ctx context.Context, ref string) (string, error)
+}
+
+// Core runs specs. All fields are required except Now and Images.
+type Core struct {
+	Runner Runner
+	Proxy  *registry.Proxy
+	// ProxyURL is the proxy's root as containers reach it (http://host:port).
+	ProxyURL string
+	Store    *data.Store
+	// Images maps an image name of the card (envgap-python-eval) to the reference the
+	// engine knows. Nil: "localhost/<name>:latest".
+	Images func(name string) string
+	Now    func() time.Time
+}
+
+// ImageRef returns the engine reference of a card image name.
+func (c *Core) ImageRef(name string) string {
+	if c.Images != nil {
+		return c.Images(name)
+	}
+	return "localhost/" + name + ":latest"
+}
+
+func (c *Core) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// Key returns the digest of everything that decides a run's result except the image,
+// which the caller adds (see verify): project, overlay, recipe, cut-off, side, limits,
+// core version.
+func Key(spec Spec) (schemas.Digest, error) {
+	h := schemas.NewHasher()
+	files := make([]string, 0, len(spec.Project))
+	for _, f := range spec.Project {
+		files = append(files, fmt.Sprintf("%s\x00%o\x00%s\x00%s", f.Path, f.Mode, f.Link, schemas.Hash(f.Content)))
+	}
+	sort.Strings(files)
+	b, err := schemas.Canonical(struct {
+		Version  string         `json:"version"`
+		Side     Side           `json:"side"`
+		Project  []string       `json:"project"`
+		Overlay  []schemas.File `json:"overlay"`
+		Recipe   schemas.Recipe `json:"recipe"`
+		Date     string         `json:"registry_date"`
+		Limits   sandbox.Limits `json:"limits"`
+		Instance string         `json:"instance_id"`
+	}{Version, spec.Side, files, spec.Overlay, spec.Recipe, spec.RegistryDate, spec.Limits, spec.InstanceID})
+	if err != nil {
+		return schemas.Digest{}, err
+	}
+	h.Write(b)
+	return h.Digest(), nil
+}
+
+// ApplyOverlay returns the project with the overlay applied. It refuses, before anything
+// runs, an overlay path that is absolute, contains "..", or goes through a symlink of the
+// project, and a deletion of a path the project does not have is ignored.
+func ApplyOverlay(project []File, overlay []schemas.File) ([]File, error) {
+	byPath := make(map[string]int, len(project))
+	for i, f := range project {
+		byPath[f.Path] = i
+	}
+	out := append([]File(nil), project...)
+	deleted := map[string]bool{}
+	seen := map[string]bool{}
+	for _, o := range overlay {
+		if err := schemas.CheckRelPath(o.Path); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrOverlay, err)
+		}
+		if seen[o.Path] {
+			return nil, fmt.Errorf("%w: path %q given twice", ErrOverlay, o.Path)
+		}
+		seen[o.Path] = true
+		parts := strings.Split(o.Path, "/")
+		for i := 1; i <= len(parts); i++ {
+			prefix := strings.Join(parts[:i], "/")
+			if j, ok := byPath[prefix]; ok && out[j].Link != "" && !deleted[prefix] {
+				return nil, fmt.Errorf("%w: path %q goes through the project's symlink %q", ErrOverlay, o.Path, prefix)
+			}
+			if j, ok := byPath[prefix]; ok && i < len(parts) && out[j].Link == "" && !deleted[prefix] {
+				return nil, fmt.Errorf("%w: path %q goes through the project's file %q", ErrOverlay, o.Path, prefix)
+			}
+		}
+		if o.Content == nil {
+			if _, ok := byPath[o.Path]; ok {
+				deleted[o.Path] = true
+			}
+			continue
+		}
+		f := File{Path: o.Path, Content: []byte(*o.Content), Mode: 0o644}
+		if j, ok := byPath[o.Path]; ok {
+			if out[j].Mode&0o111 != 0 {
+				f.Mode = out[j].Mode
+			}
+			out[j] = f
+			delete(deleted, o.Path)
+		} else {
+			byPath[o.Path] = len(out)
+			out = append(out, f)
+		}
+	}
+	kept := out[:0]
+	for _, f := range out {
+		if !deleted[f.Path] {
+			kept = append(kept, f)
+		}
+	}
+	return kept, nil
+}
+
+// sandboxFiles turns project files into sandbox files. A symlink whose target stays inside
+// the project is written as a copy of its target; one that leaves the project is dropped
+// and reported.
+func sandboxFiles(files []File) ([]sandbox.File, []string) {
+	byPath := make(map[string]File, len(files))
+	for _, f := range files {
+		byPath[f.Path] = f
+	}
+	var out []sandbox.File
+	var dropped []string
+	for _, f := range files {
+		if f.Link == "" {
+			mode := f.Mode.Perm()
+			if mode == 0 {
+				mode = 0o644
+			}
+			out = append(out, sandbox.File{Path: f.Path, Content: f.Content, Mode: mode})
+			continue
+		}
+		target, ok := resolveLink(byPath, f.Path, 0)
+		if !ok {
+			dropped = append(dropped, f.Path)
+			continue
+		}
+		out = append(out, sandbox.File{Path: f.Path, Content: target.Content, Mode: target.Mode.Perm() | 0o400})
+	}
+	return out, dropped
+}
+
+func resolveLink(byPath map[string]File, p string, depth int) (File, bool) {
+	f, ok := byPath[p]
+	if !ok || depth > 8 {
+		return File{}, false
+	}
+	if f.Link == "" {
+		return f, true
+	}
+	if path.IsAbs(f.Link) {
+		return File{}, false
+	}
+	next := path.Join(path.Dir(p), f.Link)
+	if next == ".." || strings.HasPrefix(next, "../") {
+		return File{}, false
+	}
+	return resolveLink(byPath, next, depth+1)
+}
+
+// IsProjectStep reports whether a step is one of the recipe's (not an evidence step).
+func IsProjectStep(name string) bool { return isProjectStep(name) }
+
+// ImageID returns the id of the engine image a card image name refers to.
+func (c *Core) ImageID(ctx context.Context, name string) (string, error) {
+	return c.Runner.ImageID(ctx, c.ImageRef(name))
+}

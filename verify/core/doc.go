@@ -1,0 +1,21 @@
+// Package core is envgap's evaluation core: the one function that runs a project in a
+// clean container and reports what happened. Verify (before and after a fix), recheck,
+// controls and the scoring of predictions all call Core.Run; nothing else runs containers.
+//
+// A Spec is the project (its files at base_commit), an overlay of files to write or
+// delete before running (none, the reference fix, or a prediction), the recipe, the
+// registry cut-off and the limits. Run checks the overlay (no absolute paths, no "..", no
+// path through a symlink of the project) before any container starts, opens a registry
+// proxy session at the cut-off, runs the steps in one fresh container through the
+// sandbox, and returns a schemas.Run stored in the store with every step's captured
+// output as a blob:
+//
+//	before:              bootstrap, [d2 snapshot], resolve, repro
+//	after / prediction:  bootstrap, [d2 snapshot], resolve, [d2 snapshot], run (traced)
+//
+// D1 is read from the project's manifests on the host (with the overlay applied), D2
+// from the package manager's listings the evidence steps leave in /evidence, and D3 from
+// the strace log of the run step. An infrastructure fault (engine gone, image missing,
+// registry upstream down) is returned as an error, never recorded as the project's
+// outcome.
+package core

@@ -1,0 +1,198 @@
+package core
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/registry"
+	"github.com/envgap/envgap/verify/sandbox"
+)
+
+// Step names of a run. Evidence steps gather D2 and never decide an outcome.
+const (
+	StepBootstrap = "bootstrap"
+	StepResolve   = "resolve"
+	StepRepro     = "repro"
+	StepRun       = "run"
+	StepD2Before  = "evidence:d2-before"
+	StepD2After   = "evidence:d2-after"
+)
+
+// EvidenceDir is where evidence steps and the trace write inside the container.
+const EvidenceDir = "/evidence"
+
+// Run executes one spec and stores the run record (and every step's captured output) in
+// the store. Errors: ErrOverlay (wrapped) for a refused overlay, a plain error for a spec
+// that cannot run (bad recipe, bad date), *InfraError for faults of the engine, the image
+// or the registry upstream, and the context's error when cancelled.
+func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest, error) {
+	r := spec.Recipe
+	if err := r.Ecosystem.Valid(); err != nil {
+		return nil, schemas.Digest{}, fmt.Errorf("%s: recipe ecosystem: %w", spec.InstanceID, err)
+	}
+	if r.Image == "" {
+		r.Image = r.Ecosystem.Image()
+	}
+	if err := checkCommands(spec.Side, r); err != nil {
+		return nil, schemas.Digest{}, fmt.Errorf("%s: %w", spec.InstanceID, err)
+	}
+	var re interface{ MatchString(string) bool }
+	if r.ExpectedFailureRegex != "" {
+		compiled, err := schemas.CompileFailureRegex(r.ExpectedFailureRegex)
+		if err != nil {
+			return nil, schemas.Digest{}, fmt.Errorf("%s: %w", spec.InstanceID, err)
+		}
+		re = compiled
+	}
+	cutoff, err := registry.ParseCutoff(spec.RegistryDate)
+	if err != nil {
+		return nil, schemas.Digest{}, fmt.Errorf("%s: registry_date: %w", spec.InstanceID, err)
+	}
+	files, err := ApplyOverlay(spec.Project, spec.Overlay)
+	if err != nil {
+		return nil, schemas.Digest{}, fmt.Errorf("%s: %w", spec.InstanceID, err)
+	}
+	key, err := Key(spec)
+	if err != nil {
+		return nil, schemas.Digest{}, err
+	}
+	ev := evidenceFor(r.Ecosystem)
+	d1 := ev.declared(files)
+
+	steps := c.steps(spec.Side, r, ev)
+	sbFiles, _ := sandboxFiles(files)
+	sess := c.Proxy.NewSession(cutoff)
+	started := c.now()
+	res, runErr := c.Runner.Run(ctx, sandbox.Spec{
+		Image:   c.ImageRef(r.Image),
+		Files:   sbFiles,
+		Env:     append(sess.Env(c.ProxyURL), "ENVGAP_EVIDENCE="+EvidenceDir),
+		Network: sandbox.NetworkDefault,
+		Steps:   steps,
+		Collect: []string{EvidenceDir},
+		Limits:  spec.Limits,
+		Labels:  map[string]string{"org.envgap.instance": spec.InstanceID, "org.envgap.side": string(spec.Side)},
+	})
+	regRec := sess.Close()
+	if runErr != nil {
+		if ctx.Err() != nil {
+			return nil, schemas.Digest{}, ctx.Err()
+		}
+		return nil, schemas.Digest{}, &InfraError{fmt.Errorf("%s: %w", spec.InstanceID, runErr)}
+	}
+	if len(regRec.Errors) > 0 {
+		e := regRec.Errors[0]
+		return nil, schemas.Digest{}, &InfraError{fmt.Errorf("%s: registry upstream fault (%d) while serving %s %s: %s; the run is not a clean run of the project", spec.InstanceID, len(regRec.Errors), e.Ecosystem, e.Package, e.Reason)}
+	}
+	run := &schemas.Run{
+		Kind: "run", InstanceID: spec.InstanceID, Side: string(spec.Side), Key: key, Recipe: r,
+		RegistryDate: spec.RegistryDate, Image: r.Image, ImageID: res.ImageID, CoreVersion: Version,
+		StartedAt: started.UTC().Format(time.RFC3339), FinishedAt: c.now().UTC().Format(time.RFC3339),
+		D1: d1,
+	}
+	exit := map[string]sandbox.StepResult{}
+	for _, st := range res.Steps {
+		exit[st.Name] = st
+		sr, err := c.stepRecord(st)
+		if err != nil {
+			return nil, schemas.Digest{}, err
+		}
+		run.Steps = append(run.Steps, sr)
+		if re != nil && !run.FailureMatched && isProjectStep(st.Name) && failed(st) && re.MatchString(string(st.Output)) {
+			run.FailureMatched, run.MatchedStep = true, st.Name
+		}
+	}
+	if spec.Side != SideBefore {
+		run.Resolved = !failed(exit[StepResolve]) && !failed(exit[StepRun]) && exit[StepRun].Name != ""
+		run.D2 = ev.installed(res.Collected, d1)
+		if run.Resolved {
+			run.D3 = ev.traced(res.Collected)
+		} else {
+			run.D3 = schemas.DepSet{Deps: []schemas.Dependency{}, Unreadable: "not traced: the project did not run"}
+		}
+	} else {
+		run.D2 = schemas.DepSet{Deps: []schemas.Dependency{}, Unreadable: "not measured on the before side"}
+		run.D3 = run.D2
+	}
+	regJSON, err := json.Marshal(regRec)
+	if err != nil {
+		return nil, schemas.Digest{}, err
+	}
+	if run.Registry, err = c.Store.Put(regJSON); err != nil {
+		return nil, schemas.Digest{}, &InfraError{err}
+	}
+	d, err := c.Store.PutJSON(run)
+	if err != nil {
+		return nil, schemas.Digest{}, &InfraError{err}
+	}
+	return run, d, nil
+}
+
+func checkCommands(side Side, r schemas.Recipe) error {
+	need := map[string]string{"resolve_command": r.ResolveCommand}
+	if side == SideBefore {
+		need["repro_command"] = r.ReproCommand
+	} else {
+		need["run_command"] = r.RunCommand
+	}
+	for name, v := range need {
+		if strings.TrimSpace(v) == "" {
+			return fmt.Errorf("recipe has no %s; give one or let the default recipe generator fill it", name)
+		}
+	}
+	return nil
+}
+
+// steps lists a side's steps in order.
+func (c *Core) steps(side Side, r schemas.Recipe, ev evidence) []sandbox.Step {
+	var steps []sandbox.Step
+	add := func(name, cmd string) {
+		if strings.TrimSpace(cmd) != "" {
+			steps = append(steps, sandbox.Step{Name: name, Command: cmd})
+		}
+	}
+	add(StepBootstrap, r.BootstrapCommand)
+	if side == SideBefore {
+		add(StepResolve, r.ResolveCommand)
+		add(StepRepro, r.ReproCommand)
+		return steps
+	}
+	before, after := ev.d2Commands(r)
+	add(StepD2Before, before)
+	add(StepResolve, r.ResolveCommand)
+	add(StepD2After, after)
+	add(StepRun, ev.traceCommand(r.RunCommand))
+	return steps
+}
+
+func isProjectStep(name string) bool {
+	return name == StepBootstrap || name == StepResolve || name == StepRepro || name == StepRun
+}
+
+func failed(st sandbox.StepResult) bool {
+	return st.Name != "" && (st.ExitCode != 0 || st.TimedOut || st.Skipped)
+}
+
+func (c *Core) stepRecord(st sandbox.StepResult) (schemas.StepRecord, error) {
+	out, err := c.Store.Put(st.Output)
+	if err != nil {
+		return schemas.StepRecord{}, &InfraError{err}
+	}
+	var full schemas.Digest
+	if b, err := hex.DecodeString(st.OutputSHA256); err == nil && len(b) == len(full) {
+		copy(full[:], b)
+	} else {
+		return schemas.StepRecord{}, &InfraError{errors.New("sandbox returned no output digest")}
+	}
+	return schemas.StepRecord{
+		Name: st.Name, Command: st.Command, ExitCode: st.ExitCode, DurationMS: st.Duration.Milliseconds(),
+		TimedOut: st.TimedOut, OOMKilled: st.OOMKilled, CommandNotFound: st.CommandNotFound, Skipped: st.Skipped,
+		Output: out, FullOutput: full, OutputSize: st.OutputSize, Truncated: st.Truncated,
+	}, nil
+}

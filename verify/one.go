@@ -1,0 +1,298 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/core"
+	"github.com/envgap/envgap/verify/sandbox"
+)
+
+// verifyKey is the memo key of one candidate's verification.
+type verifyKey struct {
+	Candidate schemas.Digest `json:"candidate"`
+	Recipe    schemas.Recipe `json:"recipe"`
+	ImageID   string         `json:"image_id"`
+	Core      string         `json:"core"`
+	Repeat    int            `json:"repeat"`
+	Limits    sandbox.Limits `json:"limits"`
+}
+
+func fail(id string, err error) Result {
+	var infra *core.InfraError
+	return Result{InstanceID: id, Error: err.Error(), Infra: errors.As(err, &infra)}
+}
+
+func (s *Stage) one(ctx context.Context, cr *core.Core, c data.CandidateEntry, opts Options) Result {
+	id := c.InstanceID
+	project, err := s.project(ctx, &c.Candidate, opts)
+	if err != nil {
+		return fail(id, err)
+	}
+	recipe, err := RecipeFor(&c.Candidate, project, opts.Recipes)
+	if err != nil {
+		return fail(id, err)
+	}
+	imageID, err := cr.ImageID(ctx, recipe.Image)
+	if err != nil {
+		return fail(id, &core.InfraError{Err: fmt.Errorf("%s: %w", id, err)})
+	}
+	key, err := schemas.DigestOf(verifyKey{c.Digest, recipe, imageID, core.Version, opts.Repeat, opts.Limits})
+	if err != nil {
+		return fail(id, err)
+	}
+	if d, err := s.Store.Memo("verify", key); err == nil {
+		var v schemas.Verdict
+		if err := s.Store.GetJSON(d, &v); err == nil {
+			if err := s.Store.SetRef(data.RefVerdicts+id, d); err != nil {
+				return fail(id, err)
+			}
+			return Result{InstanceID: id, Outcome: v.Outcome, Reason: v.Reason, Stability: v.Stability, Cached: true, Verdict: d}
+		}
+	}
+	var before, after []schemas.Digest
+	var obs []Observation
+	sig, derivedRegex := "", ""
+	for i := 0; i < opts.Repeat; i++ {
+		b, bd, err := s.run(ctx, cr, core.Spec{InstanceID: id, Side: core.SideBefore, Project: project, Recipe: recipe, RegistryDate: c.RegistryDate, Limits: opts.Limits}, imageID, i)
+		if err != nil {
+			return fail(id, err)
+		}
+		a, ad, err := s.run(ctx, cr, core.Spec{InstanceID: id, Side: core.SideAfter, Project: project, Overlay: c.GoldFiles, Recipe: recipe, RegistryDate: c.RegistryDate, Limits: opts.Limits}, imageID, i)
+		if err != nil {
+			return fail(id, err)
+		}
+		before, after = append(before, bd), append(after, ad)
+		o, err := s.observe(c.Ecosystem, recipe, b, a)
+		if err != nil {
+			return fail(id, err)
+		}
+		if recipe.ExpectedFailureRegex == "" && o.BeforeFailed && o.FailedLine != "" && sig == "" {
+			if line, ok := schemas.FailureSignature(c.Ecosystem, o.FailedLine); ok {
+				sig, derivedRegex = line, schemas.FailureRegex(line)
+			}
+		}
+		obs = append(obs, o)
+	}
+	if recipe.ExpectedFailureRegex == "" {
+		// No pattern given (Lite projects): the failure must be a recognised
+		// environment failure, and every repeat must show the same one.
+		for i := range obs {
+			obs[i].BeforeMatched = obs[i].BeforeFailed && sig != "" && matches(derivedRegex, obs[i].FailedLine)
+		}
+	}
+	dec := Classify(c.Set, len(c.GoldFiles) > 0, obs)
+	v := schemas.Verdict{
+		Kind: "verdict", InstanceID: id, Candidate: c.Digest, Key: key, Outcome: dec.Outcome, Reason: dec.Reason,
+		IsControl: dec.IsControl, Recipe: recipe, Before: before, After: after, Stability: dec.Stability,
+		CoreVersion: core.Version, DecidedAt: opts.Now().UTC().Format(time.RFC3339), FailureSignature: c.FailureSignature,
+	}
+	if recipe.ExpectedFailureRegex == "" && sig != "" {
+		v.Recipe.ExpectedFailureRegex, v.FailureSignature = derivedRegex, sig
+	} else if v.FailureSignature == "" && len(obs) > 0 && obs[0].BeforeMatched {
+		v.FailureSignature = obs[0].FailedLine
+	}
+	if dec.IsControl {
+		v.FailureSignature = ""
+	}
+	if _, prev, err := s.Store.Verdict(id); err == nil {
+		v.Previous = prev
+	}
+	d, err := s.Store.PutJSON(&v)
+	if err != nil {
+		return fail(id, err)
+	}
+	if err := s.Store.SetMemo("verify", key, d); err != nil {
+		return fail(id, err)
+	}
+	if err := s.Store.SetRef(data.RefVerdicts+id, d); err != nil {
+		return fail(id, err)
+	}
+	return Result{InstanceID: id, Outcome: v.Outcome, Reason: v.Reason, Stability: v.Stability, Verdict: d}
+}
+
+func matches(re, s string) bool {
+	r, err := schemas.CompileFailureRegex(re)
+	return err == nil && r.MatchString(s)
+}
+
+// run runs one spec, memoised per (spec, image, repeat index) so an interrupted verify
+// resumes without repeating finished runs.
+func (s *Stage) run(ctx context.Context, cr *core.Core, spec core.Spec, imageID string, i int) (*schemas.Run, schemas.Digest, error) {
+	k, err := core.Key(spec)
+	if err != nil {
+		return nil, schemas.Digest{}, err
+	}
+	key, err := schemas.DigestOf(struct {
+		Spec    schemas.Digest `json:"spec"`
+		ImageID string         `json:"image_id"`
+		Repeat  int            `json:"repeat"`
+	}{k, imageID, i})
+	if err != nil {
+		return nil, schemas.Digest{}, err
+	}
+	if d, err := s.Store.Memo("run", key); err == nil {
+		var r schemas.Run
+		if err := s.Store.GetJSON(d, &r); err == nil {
+			return &r, d, nil
+		}
+	}
+	r, d, err := cr.Run(ctx, spec)
+	if err != nil {
+		return nil, d, err
+	}
+	if r.ImageID != "" && r.ImageID != imageID && !strings.HasPrefix(r.ImageID, imageID) && !strings.HasPrefix(imageID, r.ImageID) {
+		return nil, d, &core.InfraError{Err: fmt.Errorf("%s: the image changed during the run (%s, then %s): run envgap build-images, then verify again", spec.InstanceID, imageID, r.ImageID)}
+	}
+	if err := s.Store.SetMemo("run", key, d); err != nil {
+		return nil, d, err
+	}
+	return r, d, nil
+}
+
+// observe reduces a before/after pair of runs to what the outcome depends on.
+func (s *Stage) observe(eco schemas.Ecosystem, recipe schemas.Recipe, before, after *schemas.Run) (Observation, error) {
+	o := Observation{BeforeMatched: before.FailureMatched, AfterResolved: after.Resolved}
+	for _, st := range before.Steps {
+		if !core.IsProjectStep(st.Name) || !(st.ExitCode != 0 || st.TimedOut || st.Skipped) {
+			continue
+		}
+		if st.Skipped {
+			continue
+		}
+		o.BeforeFailed = true
+		o.TimedOut = o.TimedOut || st.TimedOut
+		out, err := s.Store.Get(st.Output)
+		if err != nil {
+			return o, err
+		}
+		o.FailedStep, o.FailedLine = st.Name, failureLine(eco, st, out)
+		if before.MatchedStep == "" || before.MatchedStep == st.Name {
+			break
+		}
+	}
+	if before.MatchedStep != "" {
+		for _, st := range before.Steps {
+			if st.Name == before.MatchedStep {
+				out, err := s.Store.Get(st.Output)
+				if err != nil {
+					return o, err
+				}
+				o.FailedStep, o.FailedLine = st.Name, failureLine(eco, st, out)
+			}
+		}
+	}
+	if !after.Resolved {
+		o.AfterFailure = "no run step"
+		for _, st := range after.Steps {
+			if !core.IsProjectStep(st.Name) || st.Skipped || (st.ExitCode == 0 && !st.TimedOut) {
+				continue
+			}
+			out, err := s.Store.Get(st.Output)
+			if err != nil {
+				return o, err
+			}
+			o.AfterFailure = fmt.Sprintf("step %s %s: %q", st.Name, exitWords(st), failureLine(eco, st, out))
+			break
+		}
+	}
+	return o, nil
+}
+
+func exitWords(st schemas.StepRecord) string {
+	switch {
+	case st.TimedOut:
+		return fmt.Sprintf("timed out after %s", time.Duration(st.DurationMS)*time.Millisecond)
+	case st.OOMKilled:
+		return "ran out of memory"
+	case st.CommandNotFound:
+		return "could not find its command (exit 127)"
+	}
+	return fmt.Sprintf("exited %d", st.ExitCode)
+}
+
+// failureLine picks the line of a failing step's output that identifies the failure.
+func failureLine(eco schemas.Ecosystem, st schemas.StepRecord, out []byte) string {
+	if line, ok := schemas.FailureSignature(eco, string(out)); ok {
+		return line
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			if len(l) > schemas.MaxSignatureLen {
+				l = l[:schemas.MaxSignatureLen]
+			}
+			return l
+		}
+	}
+	return exitWords(st)
+}
+
+// project returns a candidate's files at base_commit.
+func (s *Stage) project(ctx context.Context, c *schemas.Candidate, opts Options) ([]core.File, error) {
+	if c.Set == schemas.SourceLite || len(c.ProjectFiles) > 0 {
+		files := make([]core.File, 0, len(c.ProjectFiles))
+		for _, f := range c.ProjectFiles {
+			if f.Content == nil {
+				continue
+			}
+			mode := 0o644
+			if strings.HasSuffix(f.Path, ".sh") {
+				mode = 0o755
+			}
+			files = append(files, core.File{Path: f.Path, Content: []byte(*f.Content), Mode: fileMode(mode)})
+		}
+		return files, nil
+	}
+	if opts.Checkout == nil {
+		return nil, fmt.Errorf("%s: no way to fetch %s at %s (no checkout configured)", c.InstanceID, c.Repo, c.BaseCommit)
+	}
+	files, err := opts.Checkout(ctx, c.Repo, c.BaseCommit)
+	if err != nil {
+		return nil, &core.InfraError{Err: fmt.Errorf("%s: fetching %s at %s: %w", c.InstanceID, c.Repo, c.BaseCommit, err)}
+	}
+	return files, nil
+}
+
+// RecipeFor returns the candidate's recipe, with missing commands filled by gen.
+func RecipeFor(c *schemas.Candidate, project []core.File, gen RecipeSource) (schemas.Recipe, error) {
+	r := schemas.Recipe{
+		Ecosystem: c.Ecosystem, Image: c.Image, BootstrapCommand: c.BootstrapCommand,
+		ResolveCommand: c.ResolveCommand, ReproCommand: c.ReproCommand, RunCommand: c.RunCommand,
+		D2Command: c.D2Command, ExpectedFailureRegex: c.ExpectedFailureRegex,
+	}
+	if r.Image == "" {
+		r.Image = c.Ecosystem.Image()
+	}
+	if r.ResolveCommand != "" && r.ReproCommand != "" && r.RunCommand != "" {
+		return r, nil
+	}
+	if gen == nil {
+		return r, fmt.Errorf("%s: the candidate has no commands and no recipe generator is configured", c.InstanceID)
+	}
+	g, err := gen(c, project)
+	if err != nil {
+		return r, fmt.Errorf("%s: default recipe: %w", c.InstanceID, err)
+	}
+	if r.BootstrapCommand == "" {
+		r.BootstrapCommand = g.BootstrapCommand
+	}
+	if r.ResolveCommand == "" {
+		r.ResolveCommand = g.ResolveCommand
+		r.Generated = true
+	}
+	if r.ReproCommand == "" {
+		r.ReproCommand = g.ReproCommand
+		r.Generated = true
+	}
+	if r.RunCommand == "" {
+		r.RunCommand = g.RunCommand
+		r.Generated = true
+	}
+	return r, nil
+}

@@ -1,0 +1,381 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultPyPIUpstream is the PEP 691 index used when Options.PyPIUpstream is empty.
+const DefaultPyPIUpstream = "https://pypi.org/simple/"
+
+// YankPolicy says what to do with files an index marks as yanked. The simple API has no
+// yank time, so a file yanked after the cut-off looks yanked before it too.
+type YankPolicy int
+
+const (
+	// YankKeep passes the yank flag and reason through (the default): pip and uv then
+	// skip the file unless it is pinned exactly, as the real index would today.
+	YankKeep YankPolicy = iota
+	// YankIgnore serves yanked files as if they were never yanked.
+	YankIgnore
+	// YankHide withholds yanked files altogether.
+	YankHide
+)
+
+// Options configures a Proxy. The zero value is usable: PyPI from DefaultPyPIUpstream, npm
+// from the npm client's configuration, in-memory caches, strict mode.
+type Options struct {
+	// PyPIUpstream is a PEP 691 JSON simple index that reports upload-time (PEP 700),
+	// e.g. "https://pypi.org/simple/". Empty: DefaultPyPIUpstream.
+	PyPIUpstream string
+	// NPMUpstream is the npm registry root. Empty: the output of `npm config get
+	// registry`, run once by New; when that fails npm requests answer 502 with a message
+	// saying to pass the upstream explicitly.
+	NPMUpstream string
+	// NPMRegistryLookup replaces running `npm config get registry` (tests).
+	NPMRegistryLookup func(ctx context.Context) (string, error)
+	// Client is used for upstream requests. Nil: a client with UpstreamTimeout as its
+	// response-header timeout.
+	Client *http.Client
+	// Blobs caches artifacts and raw metadata documents by SHA-256. Nil: in memory.
+	Blobs BlobCache
+	// Refs holds validators and digest aliases. Nil: in memory.
+	Refs RefStore
+	// TempDir holds upstream bodies while they are hashed. Empty: os.TempDir().
+	TempDir string
+	// MetadataTTL is how long a cached metadata document is used without revalidation.
+	// Zero: 5 minutes; negative: revalidate every time.
+	MetadataTTL time.Duration
+	// UpstreamTimeout bounds each metadata fetch and the wait for an artifact's response
+	// headers. Zero: 60 seconds.
+	UpstreamTimeout time.Duration
+	// MaxDocumentBytes bounds one metadata document. Zero: 1 GiB.
+	MaxDocumentBytes int64
+	// NoStaleOnError turns off serving a cached metadata document when revalidating it
+	// fails with an upstream fault (default: the stale copy is served and the fault logged).
+	NoStaleOnError bool
+	// IncludeUntimed serves files and versions that have no upload or publish time. The
+	// default hides them: their age is unknown.
+	IncludeUntimed bool
+	// Yanked is the yank policy (default YankKeep).
+	Yanked YankPolicy
+	// Lenient serves artifacts of files and versions hidden at the cut-off when asked for
+	// by URL. The default (strict) answers 404.
+	Lenient bool
+	// PublicURL is the proxy's root as clients reach it, used in rewritten file and
+	// tarball URLs. Empty: derived from each request's Host.
+	PublicURL string
+	// Logger receives faults and start-up messages. Nil: discarded.
+	Logger *slog.Logger
+	// Now is the clock (for cache ages). Nil: time.Now.
+	Now func() time.Time
+	// MaxLogEvents caps the events one session records. Zero: 200000.
+	MaxLogEvents int
+}
+
+// Proxy is the date-limited registry proxy, an http.Handler. Paths:
+//
+//	[/s/<session>]/c/<cutoff>/pypi/simple/<project>/     PEP 503 HTML / PEP 691 JSON
+//	[/s/<session>]/c/<cutoff>/pypi/files/<project>/<file>[.metadata]
+//	[/s/<session>]/c/<cutoff>/npm/<name>                  packument (full or abbreviated)
+//	[/s/<session>]/c/<cutoff>/npm/<name>/-/<file>.tgz     tarball
+type Proxy struct {
+	opts     Options
+	pypi     *url.URL
+	npm      *url.URL
+	npmErr   error
+	f        *fetcher
+	log      *slog.Logger
+	smu      sync.Mutex
+	sessions map[string]*Session
+}
+
+// New builds a Proxy. It runs `npm config get registry` once when Options.NPMUpstream is
+// empty.
+func New(opts Options) (*Proxy, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MetadataTTL == 0 {
+		opts.MetadataTTL = 5 * time.Minute
+	}
+	if opts.UpstreamTimeout <= 0 {
+		opts.UpstreamTimeout = 60 * time.Second
+	}
+	if opts.MaxDocumentBytes <= 0 {
+		opts.MaxDocumentBytes = 1 << 30
+	}
+	if opts.MaxLogEvents == 0 {
+		opts.MaxLogEvents = 200000
+	}
+	if opts.Blobs == nil {
+		opts.Blobs = NewMemBlobCache()
+	}
+	if opts.Refs == nil {
+		opts.Refs = NewMemRefStore()
+	}
+	if opts.Client == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.ResponseHeaderTimeout = opts.UpstreamTimeout
+		tr.MaxIdleConnsPerHost = 16
+		opts.Client = &http.Client{Transport: tr}
+	}
+	if opts.PyPIUpstream == "" {
+		opts.PyPIUpstream = DefaultPyPIUpstream
+	}
+	p := &Proxy{opts: opts, log: opts.Logger, sessions: map[string]*Session{}}
+	var err error
+	if p.pypi, err = parseUpstream(opts.PyPIUpstream); err != nil {
+		return nil, fmt.Errorf("pypi upstream: %w", err)
+	}
+	npmURL := opts.NPMUpstream
+	if npmURL == "" {
+		lookup := opts.NPMRegistryLookup
+		if lookup == nil {
+			lookup = NPMConfigRegistry
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		npmURL, err = lookup(ctx)
+		cancel()
+		if err != nil {
+			p.npmErr = fmt.Errorf("no npm upstream: %w; pass the upstream explicitly (Options.NPMUpstream / --npm-upstream URL)", err)
+			p.log.Warn("npm requests will fail", "err", p.npmErr)
+		}
+	}
+	if p.npmErr == nil {
+		if p.npm, err = parseUpstream(npmURL); err != nil {
+			return nil, fmt.Errorf("npm upstream: %w", err)
+		}
+	}
+	p.f = &fetcher{
+		client: opts.Client, blobs: opts.Blobs, refs: opts.Refs, ttl: opts.MetadataTTL,
+		timeout: opts.UpstreamTimeout, maxDoc: opts.MaxDocumentBytes, staleOnError: !opts.NoStaleOnError,
+		tmpDir: opts.TempDir, now: opts.Now, log: opts.Logger, parsed: map[string]any{}, maxPar: 256,
+	}
+	return p, nil
+}
+
+// NPMConfigRegistry returns the registry the npm client is configured with (`npm config
+// get registry`).
+func NPMConfigRegistry(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "npm", "config", "get", "registry").Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+			return "", fmt.Errorf("npm config get registry: %w: %s", err, strings.TrimSpace(string(ee.Stderr)))
+		}
+		return "", fmt.Errorf("npm config get registry: %w", err)
+	}
+	s := strings.TrimSpace(string(out))
+	if s == "" || s == "undefined" {
+		return "", errors.New("npm config get registry printed nothing")
+	}
+	return s, nil
+}
+
+func parseUpstream(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", s, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%q is not an http(s) URL", s)
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+		u.RawPath = ""
+	}
+	return u, nil
+}
+
+// Upstreams returns the PyPI and npm upstream roots in use (npm empty when unknown, with
+// the reason as error).
+func (p *Proxy) Upstreams() (pypi, npm string, npmErr error) {
+	if p.npm != nil {
+		npm = p.npm.String()
+	}
+	return p.pypi.String(), npm, p.npmErr
+}
+
+// UpstreamRequests returns how many requests went upstream, by kind ("metadata",
+// "artifact"). Tests and benchmarks use it to check caching.
+func (p *Proxy) UpstreamRequests() map[string]int { return p.f.upstreamRequests.snapshot() }
+
+// reqCtx is one parsed request.
+type reqCtx struct {
+	w      http.ResponseWriter
+	r      *http.Request
+	cutoff time.Time
+	prefix string // escaped path prefix up to and including the cut-off segment, no trailing slash
+	root   string // absolute URL of prefix
+	log    *Log   // nil outside sessions
+	rest   []string
+	raw    []string // escaped forms of rest
+	trail  bool     // the path ended with "/"
+}
+
+// ServeHTTP implements http.Handler.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		httpErrorText(w, http.StatusMethodNotAllowed, "only GET and HEAD are served")
+		return
+	}
+	raw := r.URL.EscapedPath()
+	trail := strings.HasSuffix(raw, "/")
+	segs := strings.Split(strings.Trim(raw, "/"), "/")
+	prefix := ""
+	var sess *Session
+	if len(segs) >= 2 && segs[0] == "s" {
+		p.smu.Lock()
+		sess = p.sessions[segs[1]]
+		p.smu.Unlock()
+		if sess == nil {
+			httpErrorText(w, http.StatusServiceUnavailable, "unknown or closed registry session "+segs[1])
+			return
+		}
+		prefix = "/s/" + segs[1]
+		segs = segs[2:]
+	}
+	if len(segs) < 2 || segs[0] != "c" {
+		if len(segs) == 1 && segs[0] == "" {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			io.WriteString(w, "envgap date-limited registry proxy: use /c/<cutoff>/pypi/simple/ or /c/<cutoff>/npm/\n")
+			return
+		}
+		httpErrorText(w, http.StatusNotFound, "no cut-off in path: use /c/<cutoff>/pypi/simple/<project>/ or /c/<cutoff>/npm/<package>")
+		return
+	}
+	cs, err := url.PathUnescape(segs[1])
+	if err != nil {
+		httpErrorText(w, http.StatusBadRequest, "bad cut-off segment: "+err.Error())
+		return
+	}
+	cutoff, err := ParseCutoff(cs)
+	if err != nil {
+		httpErrorText(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if sess != nil && !sess.cutoff.Equal(cutoff) {
+		httpErrorText(w, http.StatusBadRequest, fmt.Sprintf("cut-off %s does not match the session's %s", FormatCutoff(cutoff), FormatCutoff(sess.cutoff)))
+		return
+	}
+	prefix += "/c/" + segs[1]
+	rc := &reqCtx{w: w, r: r, cutoff: cutoff, prefix: prefix, trail: trail}
+	rc.root = p.publicRoot(r) + prefix
+	if sess != nil {
+		rc.log = sess.log
+	}
+	for _, s := range segs[2:] {
+		u, err := url.PathUnescape(s)
+		if err != nil {
+			httpErrorText(w, http.StatusBadRequest, "bad path segment: "+err.Error())
+			return
+		}
+		rc.rest = append(rc.rest, u)
+		rc.raw = append(rc.raw, s)
+	}
+	if len(rc.rest) == 0 {
+		httpErrorText(w, http.StatusNotFound, "use pypi/simple/<project>/ or npm/<package> under the cut-off")
+		return
+	}
+	switch rc.rest[0] {
+	case "pypi":
+		p.servePyPI(rc)
+	case "npm":
+		p.serveNPM(rc)
+	default:
+		httpErrorText(w, http.StatusNotFound, "unknown registry "+rc.rest[0]+": use pypi or npm")
+	}
+}
+
+func (p *Proxy) publicRoot(r *http.Request) string {
+	if p.opts.PublicURL != "" {
+		return trimSlash(p.opts.PublicURL)
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	host := r.Host
+	if host == "" {
+		host = "localhost"
+	}
+	return scheme + "://" + host
+}
+
+// fail answers with the error's status and logs upstream faults to the session.
+func (p *Proxy) fail(rc *reqCtx, eco, pkg string, err error) {
+	st := statusOf(err)
+	if st >= 500 {
+		p.log.Error("registry request failed", "path", rc.r.URL.Path, "status", st, "err", err)
+		rc.log.error1(Event{Ecosystem: eco, Package: pkg, Reason: err.Error()})
+	}
+	if eco == EcosystemNPM {
+		rc.w.Header().Set("Content-Type", "application/json")
+		rc.w.WriteHeader(st)
+		b, _ := json.Marshal(map[string]string{"error": err.Error()})
+		rc.w.Write(append(b, '\n'))
+		return
+	}
+	httpErrorText(rc.w, st, err.Error())
+}
+
+func httpErrorText(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	io.WriteString(w, msg+"\n")
+}
+
+func redirect(rc *reqCtx, path string) {
+	if q := rc.r.URL.RawQuery; q != "" {
+		path += "?" + q
+	}
+	rc.w.Header().Set("Location", path)
+	rc.w.WriteHeader(http.StatusMovedPermanently)
+}
+
+// serveBlob copies a cached blob to the client.
+func (p *Proxy) serveBlob(rc *reqCtx, sha, contentType, name string) error {
+	b, err := p.f.blobs.OpenBlob(sha)
+	if err != nil {
+		return badGateway(err, "artifact cache")
+	}
+	defer b.Close()
+	rc.w.Header().Set("Content-Type", contentType)
+	rc.w.Header().Set("ETag", `"sha256:`+sha+`"`)
+	rc.w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	if rs, ok := b.(io.ReadSeeker); ok {
+		http.ServeContent(rc.w, rc.r, name, time.Time{}, rs)
+		return nil
+	}
+	if rc.r.Method == http.MethodHead {
+		return nil
+	}
+	_, _ = io.Copy(rc.w, b)
+	return nil
+}
+
+// hostPort returns the host[:port] of an absolute URL, for PIP_TRUSTED_HOST.
+func hostPort(u *url.URL) (host, hostOnly string) {
+	h, _, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		h = u.Host
+	}
+	return u.Host, h
+}

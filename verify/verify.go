@@ -1,0 +1,190 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/core"
+	"github.com/envgap/envgap/verify/sandbox"
+	"github.com/sourcegraph/conc/pool"
+)
+
+// ProjectSource materialises a GitHub candidate's project at its base commit, without the
+// later history (the crawl stage provides it; cmd wires it in).
+type ProjectSource func(ctx context.Context, repo, commit string) ([]core.File, error)
+
+// RecipeSource fills a recipe's missing commands (the default recipe generator).
+type RecipeSource func(c *schemas.Candidate, project []core.File) (schemas.Recipe, error)
+
+// Options configures a verify run.
+type Options struct {
+	// IDs restricts the run to these candidates (verified again when their inputs
+	// changed; an unchanged one is not run). Empty: every candidate without a verdict.
+	IDs []string
+	// Jobs is how many candidates run at once (default 1).
+	Jobs int
+	// Repeat runs each side this many times (default 1); k/n is recorded.
+	Repeat int
+	// Limits bound each run.
+	Limits sandbox.Limits
+	// Checkout materialises GitHub candidates.
+	Checkout ProjectSource
+	// Recipes fills missing commands. Nil: candidates without commands get an error.
+	Recipes RecipeSource
+	// Progress receives progress events (may be nil).
+	Progress func(Event)
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Event is one progress event.
+type Event struct {
+	InstanceID string
+	Done       int
+	Total      int
+	Outcome    schemas.Outcome
+	Cached     bool
+	Err        error
+	Elapsed    time.Duration
+}
+
+// Result is one candidate's result of a verify run.
+type Result struct {
+	InstanceID string          `json:"instance_id"`
+	Outcome    schemas.Outcome `json:"outcome,omitempty"`
+	Reason     string          `json:"reason,omitempty"`
+	Stability  string          `json:"stability,omitempty"`
+	Cached     bool            `json:"cached"`
+	Verdict    schemas.Digest  `json:"verdict,omitzero"`
+	Error      string          `json:"error,omitempty"`
+	Infra      bool            `json:"infrastructure_fault,omitempty"`
+}
+
+// Report is what a verify run did.
+type Report struct {
+	Results []Result `json:"results"`
+	Ran     int      `json:"ran"`
+	Cached  int      `json:"cached"`
+	Failed  int      `json:"failed"`
+}
+
+// Stage runs verify over a store with one or more cores (one per engine).
+type Stage struct {
+	Store *data.Store
+	Cores []*core.Core
+}
+
+// Run verifies the selected candidates. A candidate that hits an infrastructure fault is
+// left without a verdict and reported in Report (Failed); the run goes on with the others.
+func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
+	if len(s.Cores) == 0 {
+		return nil, errors.New("verify: no engine")
+	}
+	if opts.Jobs <= 0 {
+		opts.Jobs = 1
+	}
+	if opts.Repeat <= 0 {
+		opts.Repeat = 1
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	todo, err := s.select_(opts.IDs)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Results: make([]Result, len(todo))}
+	var mu sync.Mutex
+	done := 0
+	start := opts.Now()
+	p := pool.New().WithContext(ctx).WithMaxGoroutines(opts.Jobs)
+	for i, c := range todo {
+		i, c := i, c
+		p.Go(func(ctx context.Context) error {
+			if ctx.Err() != nil {
+				return nil
+			}
+			cr := s.Cores[i%len(s.Cores)]
+			res := s.one(ctx, cr, c, opts)
+			mu.Lock()
+			rep.Results[i] = res
+			done++
+			ev := Event{InstanceID: c.InstanceID, Done: done, Total: len(todo), Outcome: res.Outcome, Cached: res.Cached, Elapsed: opts.Now().Sub(start)}
+			if res.Error != "" {
+				ev.Err = errors.New(res.Error)
+			}
+			mu.Unlock()
+			if opts.Progress != nil {
+				opts.Progress(ev)
+			}
+			return nil
+		})
+	}
+	_ = p.Wait()
+	for i, r := range rep.Results {
+		if r.InstanceID == "" {
+			rep.Results[i] = Result{InstanceID: todo[i].InstanceID, Error: "not run: interrupted"}
+		}
+		switch {
+		case rep.Results[i].Error != "":
+			rep.Failed++
+		case rep.Results[i].Cached:
+			rep.Cached++
+		default:
+			rep.Ran++
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// select_ returns the candidates to verify.
+func (s *Stage) select_(ids []string) ([]data.CandidateEntry, error) {
+	all, err := s.Store.Candidates()
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) > 0 {
+		byID := map[string]data.CandidateEntry{}
+		for _, c := range all {
+			byID[c.InstanceID] = c
+		}
+		var out []data.CandidateEntry
+		var missing []string
+		for _, id := range ids {
+			c, ok := byID[id]
+			if !ok {
+				missing = append(missing, id)
+				continue
+			}
+			out = append(out, c)
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("verify: no candidate %s in the store (envgap status lists them)", strings.Join(missing, ", "))
+		}
+		return out, nil
+	}
+	var out []data.CandidateEntry
+	for _, c := range all {
+		if c.Outcome != "" && c.Outcome != schemas.OutcomeNotChecked {
+			continue // decided by its import (Lite)
+		}
+		if _, _, err := s.Store.Verdict(c.InstanceID); err == nil {
+			continue
+		} else if !errors.Is(err, data.ErrNotFound) {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].InstanceID < out[j].InstanceID })
+	return out, nil
+}
