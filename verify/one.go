@@ -59,11 +59,11 @@ func (s *Stage) one(ctx context.Context, cr *core.Core, c data.CandidateEntry, o
 	var obs []Observation
 	sig, derivedRegex := "", ""
 	for i := 0; i < opts.Repeat; i++ {
-		b, bd, err := s.run(ctx, cr, core.Spec{InstanceID: id, Side: core.SideBefore, Project: project, Recipe: recipe, RegistryDate: c.RegistryDate, Limits: opts.Limits}, imageID, i)
+		b, bd, err := s.run(ctx, cr, core.Spec{InstanceID: id, Side: core.SideBefore, Project: project, Recipe: recipe, RegistryDate: c.RegistryDate, Limits: opts.Limits}, imageID, "", i)
 		if err != nil {
 			return fail(id, err)
 		}
-		a, ad, err := s.run(ctx, cr, core.Spec{InstanceID: id, Side: core.SideAfter, Project: project, Overlay: c.GoldFiles, Recipe: recipe, RegistryDate: c.RegistryDate, Limits: opts.Limits}, imageID, i)
+		a, ad, err := s.run(ctx, cr, core.Spec{InstanceID: id, Side: core.SideAfter, Project: project, Overlay: c.GoldFiles, Recipe: recipe, RegistryDate: c.RegistryDate, Limits: opts.Limits}, imageID, "", i)
 		if err != nil {
 			return fail(id, err)
 		}
@@ -123,7 +123,7 @@ func matches(re, s string) bool {
 
 // run runs one spec, memoised per (spec, image, repeat index) so an interrupted verify
 // resumes without repeating finished runs.
-func (s *Stage) run(ctx context.Context, cr *core.Core, spec core.Spec, imageID string, i int) (*schemas.Run, schemas.Digest, error) {
+func (s *Stage) run(ctx context.Context, cr *core.Core, spec core.Spec, imageID, salt string, i int) (*schemas.Run, schemas.Digest, error) {
 	k, err := core.Key(spec)
 	if err != nil {
 		return nil, schemas.Digest{}, err
@@ -131,8 +131,9 @@ func (s *Stage) run(ctx context.Context, cr *core.Core, spec core.Spec, imageID 
 	key, err := schemas.DigestOf(struct {
 		Spec    schemas.Digest `json:"spec"`
 		ImageID string         `json:"image_id"`
+		Salt    string         `json:"salt,omitempty"`
 		Repeat  int            `json:"repeat"`
-	}{k, imageID, i})
+	}{k, imageID, salt, i})
 	if err != nil {
 		return nil, schemas.Digest{}, err
 	}

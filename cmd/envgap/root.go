@@ -84,6 +84,8 @@ as the EnvGap dataset. Every stage reads and writes one content-addressed store
 		crawl,
 		newAddCommand(f),
 		newVerifyCommand(f),
+		newTryCommand(f),
+		newRecheckCommand(f),
 		newRegistryCommand(f),
 		newStatusCommand(f),
 		newCorpusIDCommand(f),

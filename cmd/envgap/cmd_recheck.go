@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/envgap/envgap/verify"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+type recheckOptions struct {
+	engineOptions
+	Date string
+}
+
+func newRecheckCommand(f *factory) *cobra.Command {
+	opts := &recheckOptions{}
+	c := &cobra.Command{
+		Use:   "recheck --date DATE",
+		Short: "Rerun every task; mark broken ones excluded_from_scoring",
+		Long: `Run every task again through the evaluation core, unchanged and with its fix, and apply
+the card's rules: a repair task that passes with no change at all, or whose reference fix no
+longer makes the project run, is excluded; a control that no longer works is excluded. The
+exclusion is dated DATE (a bare date means its start, UTC) and carries the card's wording.
+No task is ever deleted; every recheck is kept (ref rechecks/<date>); running the same
+recheck twice changes nothing.`,
+		Example: "  envgap recheck --date 2026-09-29\n  envgap recheck --date 2026-09-29 --json",
+		Args:    exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			if opts.Date == "" {
+				return usageError{fmt.Errorf("--date is required (YYYY-MM-DD)")}
+			}
+			return runRecheck(c, f, opts)
+		},
+	}
+	c.Flags().StringVar(&opts.Date, "date", "", "the recheck's date (YYYY-MM-DD or RFC 3339)")
+	opts.addFlags(c)
+	return c
+}
+
+func runRecheck(c *cobra.Command, f *factory, opts *recheckOptions) error {
+	if _, _, err := verify.RecheckDate(opts.Date); err != nil {
+		return usageError{err}
+	}
+	env, err := opts.env(f)
+	if err != nil {
+		return err
+	}
+	sess, err := verify.Open(c.Context(), env)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	terminal := term.IsTerminal(int(os.Stderr.Fd())) && !f.Global.JSON
+	rec, err := sess.Stage.Recheck(c.Context(), opts.Date, verify.Options{
+		Limits: opts.limits(), Checkout: checkoutSource(), Recipes: recipeSource(),
+		Progress: verify.ProgressPrinter(f.Err, terminal),
+	})
+	if err != nil {
+		return err
+	}
+	if f.Global.JSON {
+		return f.printJSON(rec)
+	}
+	failed, excluded := 0, 0
+	for _, r := range rec.Results {
+		switch {
+		case r.Error != "":
+			failed++
+			fmt.Fprintf(f.Out, "  %s: not rechecked: %s\n", r.InstanceID, r.Error)
+		case r.Excluded && !r.AlreadyExcl:
+			excluded++
+			fmt.Fprintf(f.Out, "  %s (%s): excluded: %s\n", r.InstanceID, r.Kind, r.Reason)
+		}
+	}
+	fmt.Fprintf(f.Out, "recheck %s: %d tasks, %d excluded, %d not rechecked (faults)\n", rec.Date, len(rec.Results), excluded, failed)
+	if failed > 0 {
+		return partialError{fmt.Errorf("%d task(s) could not be rechecked because of faults; run the same recheck again", failed)}
+	}
+	return nil
+}

@@ -1,0 +1,188 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/core"
+)
+
+// RecheckResult is what a recheck found for one task.
+type RecheckResult struct {
+	InstanceID string         `json:"instance_id"`
+	Kind       string         `json:"kind"` // repair or control
+	Unchanged  schemas.Digest `json:"unchanged_run,omitzero"`
+	WithFix    schemas.Digest `json:"fix_run,omitzero"`
+	// UnchangedRuns / FixRuns: whether the unchanged project / the fixed one resolved.
+	UnchangedRuns bool   `json:"unchanged_runs"`
+	FixRuns       bool   `json:"fix_runs"`
+	Excluded      bool   `json:"excluded"`
+	Reason        string `json:"reason,omitempty"`
+	AlreadyExcl   bool   `json:"already_excluded,omitempty"`
+	Error         string `json:"error,omitempty"`
+}
+
+// Recheck is the record of one recheck (ref rechecks/<date>).
+type Recheck struct {
+	Kind        string          `json:"kind"` // "recheck"
+	Date        string          `json:"date"`
+	CoreVersion string          `json:"core_version"`
+	Results     []RecheckResult `json:"results"`
+}
+
+// RecheckDate parses a recheck date (YYYY-MM-DD or RFC 3339) and returns its label (the
+// day) and the time exclusions it finds are dated (the given time, or the start of that
+// day UTC).
+func RecheckDate(s string) (label string, since time.Time, err error) {
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return s, t.UTC(), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t.UTC().Format("2006-01-02"), t.UTC(), nil
+	}
+	return "", time.Time{}, fmt.Errorf("recheck date %q: give YYYY-MM-DD or an RFC 3339 time", s)
+}
+
+// Recheck runs every task again through the core, unchanged and with its fix, and
+// applies the card's rules: a repair task that passes with no change at all, or whose
+// reference fix no longer makes it run, is excluded; a control that no longer works is
+// excluded. Nothing is deleted: exclusions are new records (ref exclusions/<id>) and the
+// recheck itself is kept (ref rechecks/<date>). Running the same recheck twice changes
+// nothing.
+func (s *Stage) Recheck(ctx context.Context, date string, opts Options) (*Recheck, error) {
+	label, since, err := RecheckDate(date)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Cores) == 0 {
+		return nil, errors.New("recheck: no engine")
+	}
+	refs, err := s.Store.Refs(data.RefTasks)
+	if err != nil {
+		return nil, err
+	}
+	rec := &Recheck{Kind: "recheck", Date: label, CoreVersion: core.Version}
+	for i, r := range refs {
+		if ctx.Err() != nil {
+			return rec, ctx.Err()
+		}
+		var t schemas.Task
+		if err := s.Store.GetJSON(r.Digest, &t); err != nil {
+			return nil, err
+		}
+		res := s.recheckOne(ctx, s.Cores[i%len(s.Cores)], t, r.Digest, label, since, opts)
+		rec.Results = append(rec.Results, res)
+		if opts.Progress != nil {
+			ev := Event{InstanceID: t.InstanceID, Done: i + 1, Total: len(refs), Outcome: schemas.OutcomeTask}
+			if res.Error != "" {
+				ev.Err = errors.New(res.Error)
+			}
+			opts.Progress(ev)
+		}
+	}
+	d, err := s.Store.PutJSON(rec)
+	if err != nil {
+		return rec, err
+	}
+	return rec, s.Store.SetRef(data.RefRechecks+label, d)
+}
+
+func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, t schemas.Task, taskDigest schemas.Digest, label string, since time.Time, opts Options) RecheckResult {
+	kind := "repair"
+	if t.IsControl {
+		kind = "control"
+	}
+	res := RecheckResult{InstanceID: t.InstanceID, Kind: kind}
+	if prev, err := s.Store.Exclusion(t.InstanceID); err == nil && prev.Recheck != label {
+		// Excluded earlier (by hand or by another recheck): kept as it is.
+		res.AlreadyExcl, res.Excluded, res.Reason = true, true, prev.Reason
+		return res
+	} else if err != nil && !errors.Is(err, data.ErrNotFound) {
+		res.Error = err.Error()
+		return res
+	}
+	cand := schemas.Candidate{InstanceID: t.InstanceID, Set: t.Source, Repo: t.Repo, BaseCommit: t.BaseCommit,
+		ProjectFiles: t.ProjectFiles, Ecosystem: t.Ecosystem}
+	project, err := s.project(ctx, &cand, opts)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	recipe := schemas.Recipe{Ecosystem: t.Ecosystem, Image: t.Image, BootstrapCommand: t.BootstrapCommand,
+		ResolveCommand: t.ResolveCommand, ReproCommand: t.ReproCommand, RunCommand: t.RunCommand,
+		D2Command: t.D2Command, ExpectedFailureRegex: t.ExpectedFailureRegex}
+	imageID, err := cr.ImageID(ctx, recipe.Image)
+	if err != nil {
+		res.Error = (&core.InfraError{Err: err}).Error()
+		return res
+	}
+	// The recheck date is part of each run's memo key: a new recheck runs again, the same
+	// one does not.
+	tag := "recheck-" + label
+	base := core.Spec{InstanceID: t.InstanceID, Side: core.SideAfter, Project: project, Recipe: recipe,
+		RegistryDate: t.RegistryDate, Limits: opts.Limits}
+	un, ud, err := s.run(ctx, cr, base, imageID, tag+"/unchanged", 0)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	res.Unchanged, res.UnchangedRuns = ud, un.Resolved
+	day := label
+	switch {
+	case t.IsControl:
+		if !un.Resolved {
+			res.Excluded = true
+			res.Reason = fmt.Sprintf("The control no longer works with no change on the %s recheck: %s.", day, s.whyNot(t.Ecosystem, un))
+		}
+	default:
+		fixed := base
+		fixed.Overlay = t.GoldFiles
+		fr, fd, err := s.run(ctx, cr, fixed, imageID, tag+"/fix", 0)
+		if err != nil {
+			res.Error = err.Error()
+			return res
+		}
+		res.WithFix, res.FixRuns = fd, fr.Resolved
+		switch {
+		case un.Resolved:
+			res.Excluded = true
+			res.Reason = fmt.Sprintf("Passed with no change at all on the %s recheck, so doing nothing would count as a fix.", day)
+		case !fr.Resolved:
+			who := "reference fix"
+			if t.Source == schemas.SourceRepaired {
+				who = "maintainers' fix"
+			}
+			res.Excluded = true
+			res.Reason = fmt.Sprintf("The %s no longer made the project run on the %s recheck.", who, day)
+		}
+	}
+	if res.Excluded {
+		ex := schemas.Exclusion{Kind: "exclusion", InstanceID: t.InstanceID, TaskKind: kind, Reason: res.Reason,
+			Since: since.Format(time.RFC3339), Recheck: label}
+		d, err := s.Store.PutJSON(&ex)
+		if err == nil {
+			err = s.Store.SetRef(data.RefExclusions+t.InstanceID, d)
+		}
+		if err != nil {
+			res.Error = err.Error()
+		}
+	}
+	return res
+}
+
+// whyNot says in words why a run did not resolve.
+func (s *Stage) whyNot(eco schemas.Ecosystem, r *schemas.Run) string {
+	for _, st := range r.Steps {
+		if !core.IsProjectStep(st.Name) || st.Skipped || (st.ExitCode == 0 && !st.TimedOut) {
+			continue
+		}
+		out, _ := s.Store.Get(st.Output)
+		return fmt.Sprintf("step %s %s (%s)", st.Name, exitWords(st), strings.TrimSpace(failureLine(eco, st, out)))
+	}
+	return "it did not run"
+}

@@ -1,0 +1,132 @@
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/core"
+)
+
+// TryOptions configures one run of one candidate for people (envgap try).
+type TryOptions struct {
+	Options
+	// Fix is "none" (the project as it is: the before side), "gold" (the candidate's
+	// reference fix) or the path of a prediction file ({"files": {path: content|null}}).
+	Fix string
+}
+
+// Try runs one candidate once through the core, uncached, and returns the run record.
+func (s *Stage) Try(ctx context.Context, id string, opts TryOptions) (*schemas.Run, error) {
+	c, err := s.Store.CandidateByID(id)
+	if err != nil {
+		return nil, err
+	}
+	project, err := s.project(ctx, &c.Candidate, opts.Options)
+	if err != nil {
+		return nil, err
+	}
+	recipe, err := RecipeFor(&c.Candidate, project, opts.Recipes)
+	if err != nil {
+		return nil, err
+	}
+	spec := core.Spec{InstanceID: id, Project: project, Recipe: recipe, RegistryDate: c.RegistryDate, Limits: opts.Limits}
+	switch opts.Fix {
+	case "", "none":
+		spec.Side = core.SideBefore
+	case "gold":
+		spec.Side, spec.Overlay = core.SideAfter, c.GoldFiles
+	default:
+		overlay, err := ReadPredictionFiles(opts.Fix, id)
+		if err != nil {
+			return nil, err
+		}
+		spec.Side, spec.Overlay = core.SidePrediction, overlay
+	}
+	if len(s.Cores) == 0 {
+		return nil, errors.New("try: no engine")
+	}
+	r, _, err := s.Cores[0].Run(ctx, spec)
+	return r, err
+}
+
+// ReadPredictionFiles reads the files of a prediction: a JSON object with "files"
+// ({path: content or null}), or a predictions JSON Lines file from which the line for id is
+// taken. Paths are checked by the core before anything runs.
+func ReadPredictionFiles(path, id string) ([]schemas.File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("prediction: %w", err)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var p schemas.Prediction
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p); err != nil {
+			return nil, fmt.Errorf("%s:%d: not a prediction ({\"instance_id\", \"files\": {path: content or null}, ...}): %v", path, i+1, err)
+		}
+		if p.InstanceID != "" && p.InstanceID != id {
+			continue
+		}
+		paths := make([]string, 0, len(p.Files))
+		for k := range p.Files {
+			paths = append(paths, k)
+		}
+		sort.Strings(paths)
+		out := make([]schemas.File, 0, len(paths))
+		for _, k := range paths {
+			out = append(out, schemas.File{Path: k, Content: p.Files[k]})
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%s: no prediction for %s", path, id)
+}
+
+// PrintRun writes every step of a run with its captured output, for people.
+func (s *Stage) PrintRun(w io.Writer, r *schemas.Run) error {
+	fmt.Fprintf(w, "%s  side %s  image %s (%s)  registry cut-off %s\n", r.InstanceID, r.Side, r.Image, shortImage(r.ImageID), r.RegistryDate)
+	for _, st := range r.Steps {
+		fmt.Fprintf(w, "\n=== %s: %s\n", st.Name, st.Command)
+		out, err := s.Store.Get(st.Output)
+		if err != nil {
+			return err
+		}
+		w.Write(out)
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			fmt.Fprintln(w)
+		}
+		status := exitWords(st)
+		if st.Skipped {
+			status = "skipped (an earlier step timed out)"
+		}
+		trunc := ""
+		if st.Truncated {
+			trunc = fmt.Sprintf(", output capped (%d bytes in all, full output %s)", st.OutputSize, st.FullOutput)
+		}
+		fmt.Fprintf(w, "=== %s %s in %.1fs%s\n", st.Name, status, float64(st.DurationMS)/1000, trunc)
+	}
+	if r.Side == string(core.SideBefore) {
+		fmt.Fprintf(w, "\nexpected failure matched: %v", r.FailureMatched)
+		if r.MatchedStep != "" {
+			fmt.Fprintf(w, " (step %s)", r.MatchedStep)
+		}
+		fmt.Fprintln(w)
+	} else {
+		fmt.Fprintf(w, "\nresolved (resolve and run exited 0): %v\n", r.Resolved)
+	}
+	return nil
+}
+
+func shortImage(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
