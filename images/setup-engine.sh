@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# setup-engine.sh: make a Docker Engine API answer on this machine.
+#
+# Run as root. Idempotent: every step checks first and does only what is missing.
+#
+#  1. If a Docker API already answers (at $DOCKER_HOST, or at the default socket
+#     /var/run/docker.sock), nothing is changed; the DOCKER_HOST to use is printed.
+#  2. Otherwise Podman (from the OS packages) is installed and configured
+#     (/etc/containers/containers.conf, see shared/notes/engine.md), and
+#     `podman system service` is started detached, serving the Docker API at
+#     unix:///run/podman/podman.sock (log: /var/log/envgap-podman.log).
+#  3. The local base image localhost/envgap-base:bookworm is created with
+#     `debootstrap --variant=minbase bookworm` (its default mirror) and
+#     `podman import`, unless it already exists. No container registry is
+#     reachable from these machines, so nothing is pulled.
+#
+# The last line printed is always an `export DOCKER_HOST=...` line, so
+#   eval "$(images/setup-engine.sh | tail -n 1)"
+# sets up the calling shell.
+set -euo pipefail
+
+SOCK=/run/podman/podman.sock
+PODMAN_HOST="unix://${SOCK}"
+BASE_IMAGE="${ENVGAP_BASE_IMAGE:-localhost/envgap-base:bookworm}"
+LOG=/var/log/envgap-podman.log
+WAIT_SECONDS="${ENVGAP_ENGINE_WAIT:-60}"
+
+log() { echo "setup-engine: $*" >&2; }
+die() { echo "setup-engine: error: $*" >&2; exit 1; }
+
+# api_answers HOST: true if a Docker Engine API answers at HOST (unix:// or tcp://).
+api_answers() {
+	local host=$1
+	if command -v docker >/dev/null 2>&1; then
+		DOCKER_HOST="$host" timeout 10 docker version >/dev/null 2>&1 && return 0
+		return 1
+	fi
+	case "$host" in
+	unix://*) timeout 10 curl -fsS --unix-socket "${host#unix://}" http://d/_ping >/dev/null 2>&1 ;;
+	tcp://*) timeout 10 curl -fsS "http://${host#tcp://}/_ping" >/dev/null 2>&1 ;;
+	*) return 1 ;;
+	esac
+}
+
+# 1. An engine that already answers is used as it is.
+for candidate in "${DOCKER_HOST:-}" unix:///var/run/docker.sock; do
+	[ -n "$candidate" ] || continue
+	[ "$candidate" = "$PODMAN_HOST" ] && continue # ours: still check the base image below
+	if api_answers "$candidate"; then
+		log "a Docker API already answers at $candidate; nothing to do"
+		echo "export DOCKER_HOST=$candidate"
+		exit 0
+	fi
+done
+
+[ "$(id -u)" = 0 ] || die "run as root (it installs packages and starts a system service)"
+
+# 2a. Packages, only what is missing. catatonit is the init process of
+# containers created with Init (HostConfig.Init / --init).
+missing=()
+for pkg in podman runc catatonit debootstrap; do
+	if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$pkg")
+	fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	log "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+else
+	log "podman, runc, catatonit and debootstrap are installed"
+fi
+
+# 2b. Engine configuration. default_ulimits = [] avoids "setrlimit RLIMIT_NOFILE:
+# Operation not permitted"; runc (not crun) accepts hybrid cgroup v1 hosts.
+CONF=/etc/containers/containers.conf
+want_conf='# Written by envgap images/setup-engine.sh (see shared/notes/engine.md).
+[containers]
+default_ulimits = []
+
+[engine]
+cgroup_manager = "cgroupfs"
+runtime = "runc"'
+mkdir -p /etc/containers
+if [ ! -f "$CONF" ] || [ "$(cat "$CONF")" != "$want_conf" ]; then
+	if [ -f "$CONF" ]; then
+		cp -p "$CONF" "$CONF.envgap-backup"
+		log "previous $CONF saved as $CONF.envgap-backup"
+	fi
+	printf '%s\n' "$want_conf" >"$CONF"
+	log "wrote $CONF"
+fi
+
+# 2c. The API service.
+if api_answers "$PODMAN_HOST"; then
+	log "podman service already answers at $PODMAN_HOST"
+else
+	mkdir -p "$(dirname "$SOCK")"
+	rm -f "$SOCK"
+	log "starting podman system service (log: $LOG)"
+	setsid nohup podman system service --time=0 "$PODMAN_HOST" >>"$LOG" 2>&1 </dev/null &
+	for _ in $(seq 1 "$WAIT_SECONDS"); do
+		api_answers "$PODMAN_HOST" && break
+		sleep 1
+	done
+	api_answers "$PODMAN_HOST" || die "podman service did not answer at $PODMAN_HOST within ${WAIT_SECONDS}s; see $LOG"
+	log "podman service answers at $PODMAN_HOST"
+fi
+
+# 3. The local base image.
+if podman image exists "$BASE_IMAGE"; then
+	log "base image $BASE_IMAGE exists"
+else
+	log "creating $BASE_IMAGE with debootstrap (minbase, bookworm)"
+	rootfs=$(mktemp -d /var/tmp/envgap-rootfs.XXXXXX)
+	trap 'rm -rf "$rootfs"' EXIT
+	start=$(date +%s)
+	debootstrap --variant=minbase bookworm "$rootfs" >"$rootfs.log" 2>&1 ||
+		{ tail -n 30 "$rootfs.log" >&2; die "debootstrap failed (full log: $rootfs.log)"; }
+	rm -f "$rootfs.log"
+	# Small and reproducible-ish: no downloaded .debs or apt lists in the image.
+	rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+	tar --numeric-owner -C "$rootfs" -c . |
+		podman import --change 'CMD ["/bin/bash"]' - "$BASE_IMAGE" >&2
+	log "base image $BASE_IMAGE created in $(($(date +%s) - start))s"
+fi
+
+echo "export DOCKER_HOST=$PODMAN_HOST"

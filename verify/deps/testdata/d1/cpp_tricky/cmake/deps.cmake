@@ -1,0 +1,1 @@
+find_package(CURL)   # also via pkg-config above

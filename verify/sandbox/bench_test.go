@@ -1,0 +1,81 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func trivialSpec(img string) Spec {
+	return Spec{Image: img, Steps: []Step{{Name: "true", Command: "true"}}}
+}
+
+// BenchmarkRunVsDockerCLI measures one Run of a trivial step against
+// `docker run --rm --network none IMAGE bash -c true` on the same engine, and
+// reports both and their ratio (run-ms / cli-ms).
+func BenchmarkRunVsDockerCLI(b *testing.B) {
+	e, img := needEngine(b)
+	docker, err := exec.LookPath("docker")
+	if err != nil {
+		b.Skip("no docker CLI")
+	}
+	ctx := context.Background()
+	var runTotal, cliTotal time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		res, err := e.Run(ctx, trivialSpec(img))
+		if err != nil || res.Steps[0].ExitCode != 0 {
+			b.Fatalf("Run: %v %+v", err, res)
+		}
+		t1 := time.Now()
+		cmd := exec.Command(docker, "run", "--rm", "--network", "none", img, "bash", "-c", "true")
+		cmd.Env = append(cmd.Environ(), "DOCKER_HOST="+e.Host())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("docker run: %v: %s", err, out)
+		}
+		t2 := time.Now()
+		runTotal += t1.Sub(t0)
+		cliTotal += t2.Sub(t1)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(runTotal.Milliseconds())/n, "run-ms")
+	b.ReportMetric(float64(cliTotal.Milliseconds())/n, "cli-ms")
+	b.ReportMetric(float64(runTotal)/float64(cliTotal), "ratio")
+}
+
+// BenchmarkRunsPerMinute runs trivial specs with 1 and 2 runs in flight.
+func BenchmarkRunsPerMinute(b *testing.B) {
+	e, img := needEngine(b)
+	for _, par := range []int{1, 2} {
+		b.Run(fmt.Sprintf("parallel=%d", par), func(b *testing.B) {
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			errs := make(chan error, par)
+			b.ResetTimer()
+			start := time.Now()
+			for range par {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for next.Add(1) <= int64(b.N) {
+						if _, err := e.Run(context.Background(), trivialSpec(img)); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			close(errs)
+			for err := range errs {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(b.N)/elapsed.Minutes(), "runs/min")
+		})
+	}
+}

@@ -1,0 +1,50 @@
+// Package sandbox runs commands in fresh containers through a Docker Engine
+// API (a Docker daemon, or Podman's compatible service; see
+// images/setup-engine.sh). It is the only code of envgap that runs containers.
+//
+// # One run
+//
+// Engine.Run takes a Spec and does, in order:
+//
+//  1. checks the spec without touching the engine: file paths must be
+//     relative, clean and inside WorkDir (no absolute path, no `..`), WorkDir
+//     absolute; a bad spec is an error before anything is created;
+//  2. checks the image exists (ErrImageMissing otherwise: run `envgap build-images`);
+//  3. creates one container: `sleep infinity` under the engine's init
+//     process, the spec's network ("none" by default, or the engine's default
+//     network), memory (swap equal to memory), pids and CPU limits,
+//     CAP_SYS_PTRACE (strace works), the label org.envgap.sandbox=1 plus the
+//     spec's labels; never AutoRemove;
+//  4. copies the files into WorkDir (CopyToContainer, one tar) and starts it;
+//  5. runs each step with `bash -c COMMAND` (Spec.Shell overrides) as an exec
+//     in WorkDir, stdout and stderr merged into one capture;
+//  6. copies the Collect paths out, up to Limits.CollectBytes in total;
+//  7. removes the container (force) with a fresh context, also when ctx was
+//     cancelled or the run failed.
+//
+// # Step results
+//
+// Exit 127 sets CommandNotFound. A step still running at its timeout is
+// stopped by killing the container (an exec cannot be killed on its own
+// through the API); it is marked TimedOut and every later step Skipped. Exit
+// 137 under a memory limit, when the step did not time out, sets OOMKilled:
+// Podman never reports State.OOMKilled, so it is inferred (a step that kills
+// itself with SIGKILL would be reported the same way).
+//
+// Output is captured with bounded memory however much a step prints: the
+// SHA-256 of the full output (OutputSHA256) and its size (OutputSize) are
+// computed while streaming, and Output keeps at most Limits.OutputBytes of
+// it. When the output is longer, Output is its first half-cap bytes, then the
+// line "\n[envgap: N bytes omitted]\n", then its last half-cap bytes, and
+// Truncated is set. (A failure message is usually at the end, its cause often
+// at the start.)
+//
+// # Errors
+//
+// An infrastructure fault (engine unreachable or failing mid-run, image
+// missing, context cancelled) is an error of Run, never a StepResult. What the
+// commands do (fail, time out, run out of memory or processes) is a result.
+//
+// Sweep removes containers carrying org.envgap.sandbox=1 that a killed
+// process left behind.
+package sandbox

@@ -1,0 +1,266 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/client"
+)
+
+// Label marks every container this package creates.
+const Label = "org.envgap.sandbox"
+
+// ErrEngineUnavailable means no Docker Engine API answered.
+var ErrEngineUnavailable = errors.New("no container engine answers")
+
+// ErrImageMissing means the spec's image does not exist on the engine.
+var ErrImageMissing = errors.New("image missing")
+
+// ErrBadSpec means the spec was refused before anything was created.
+var ErrBadSpec = errors.New("bad sandbox spec")
+
+// Engine runs sandboxed commands through one Docker Engine API endpoint. It
+// is safe for concurrent use.
+type Engine struct {
+	cli  *client.Client
+	host string
+}
+
+// Connect opens the engine at host (a DOCKER_HOST value such as
+// unix:///run/podman/podman.sock; "" uses DOCKER_HOST and the client's other
+// environment variables) and checks that it answers.
+func Connect(ctx context.Context, host string) (*Engine, error) {
+	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
+	if host != "" {
+		opts = append(opts, client.WithHost(host))
+	}
+	cli, err := client.NewClientWithOpts(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("container engine client: %w", err)
+	}
+	shown := host
+	if shown == "" {
+		shown = cli.DaemonHost()
+	}
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(pctx); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("%w at %s (%v): start one with `make engine` (images/setup-engine.sh, as root) and export the DOCKER_HOST it prints", ErrEngineUnavailable, shown, err)
+	}
+	cli.NegotiateAPIVersion(ctx)
+	return &Engine{cli: cli, host: shown}, nil
+}
+
+// Host returns the endpoint the engine was reached at.
+func (e *Engine) Host() string { return e.host }
+
+// Client returns the underlying Docker API client (for building images; run
+// containers through Run only).
+func (e *Engine) Client() *client.Client { return e.cli }
+
+// Close releases the client's connections.
+func (e *Engine) Close() error { return e.cli.Close() }
+
+// Limits bound one run. Zero fields take the defaults of DefaultLimits.
+type Limits struct {
+	StepTimeout  time.Duration // per step, unless Step.Timeout is set
+	MemoryBytes  int64         // memory (and memory+swap) of the container
+	PIDs         int64         // processes and threads in the container
+	CPUs         float64       // CPU share, in cores
+	OutputBytes  int64         // captured output kept per step (see package doc)
+	CollectBytes int64         // total bytes of collected files
+}
+
+// DefaultLimits are the limits a zero Limits field takes.
+func DefaultLimits() Limits {
+	return Limits{
+		StepTimeout:  20 * time.Minute,
+		MemoryBytes:  4 << 30,
+		PIDs:         1024,
+		CPUs:         2,
+		OutputBytes:  1 << 20,
+		CollectBytes: 16 << 20,
+	}
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.StepTimeout <= 0 {
+		l.StepTimeout = d.StepTimeout
+	}
+	if l.MemoryBytes <= 0 {
+		l.MemoryBytes = d.MemoryBytes
+	}
+	if l.PIDs <= 0 {
+		l.PIDs = d.PIDs
+	}
+	if l.CPUs <= 0 {
+		l.CPUs = d.CPUs
+	}
+	if l.OutputBytes <= 0 {
+		l.OutputBytes = d.OutputBytes
+	}
+	if l.CollectBytes <= 0 {
+		l.CollectBytes = d.CollectBytes
+	}
+	return l
+}
+
+// File is a regular file written into WorkDir before the first step. Path is
+// relative to WorkDir, slash-separated and clean; Mode's permission bits are
+// used (0644 when zero). Symbolic links are not supported: callers resolve
+// them (and refuse ones that leave the project) before building a Spec.
+type File struct {
+	Path    string
+	Content []byte
+	Mode    os.FileMode
+}
+
+// Step is one shell command. Timeout zero means Limits.StepTimeout.
+type Step struct {
+	Name    string
+	Command string
+	Timeout time.Duration
+}
+
+// Network modes of a Spec.
+const (
+	NetworkNone    = "none"    // no network at all (the default)
+	NetworkDefault = "default" // the engine's default bridge network
+)
+
+// Spec is one sandboxed run.
+type Spec struct {
+	Image   string   // image reference, e.g. localhost/envgap-python-eval:latest
+	Files   []File   // written into WorkDir before the first step
+	WorkDir string   // absolute; default /work
+	Env     []string // KEY=VALUE for the container and every step
+	Network string   // NetworkNone (default) or NetworkDefault
+	Steps   []Step   // run in order in the one container
+	// Collect lists paths (absolute, or relative to WorkDir) copied out after
+	// the steps; directories are collected recursively. Missing paths are
+	// listed in Result.Missing.
+	Collect []string
+	Limits  Limits
+	Labels  map[string]string // extra container labels
+	// Shell runs each step as append(Shell, Command); default bash -c.
+	Shell []string
+}
+
+// StepResult is what one step did.
+type StepResult struct {
+	Name            string
+	Command         string
+	ExitCode        int // -1 when the step was skipped
+	Duration        time.Duration
+	TimedOut        bool
+	OOMKilled       bool // inferred: exit 137 under a memory limit, not timed out
+	CommandNotFound bool // exit 127
+	Skipped         bool // an earlier step timed out
+	Output          []byte
+	OutputSize      int64  // bytes of the full output
+	Truncated       bool   // Output is head + omission line + tail
+	OutputSHA256    string // lowercase hex SHA-256 of the full output
+}
+
+// Result is what a run did.
+type Result struct {
+	ImageID     string
+	ContainerID string
+	Steps       []StepResult
+	// Collected maps the absolute container path of each collected regular
+	// file to its bytes.
+	Collected        map[string][]byte
+	Missing          []string // Collect entries that did not exist
+	CollectTruncated bool     // files left out because CollectBytes was reached
+}
+
+// validate checks a spec without the engine and fills defaults.
+func validate(spec Spec) (Spec, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrBadSpec, fmt.Sprintf(format, a...))
+	}
+	if spec.Image == "" {
+		return spec, bad("no image")
+	}
+	if spec.WorkDir == "" {
+		spec.WorkDir = "/work"
+	}
+	if !path.IsAbs(spec.WorkDir) || path.Clean(spec.WorkDir) != spec.WorkDir || spec.WorkDir == "/" {
+		return spec, bad("work dir %q must be an absolute clean path other than /", spec.WorkDir)
+	}
+	switch spec.Network {
+	case "":
+		spec.Network = NetworkNone
+	case NetworkNone, NetworkDefault:
+	default:
+		return spec, bad("network %q: want %q or %q", spec.Network, NetworkNone, NetworkDefault)
+	}
+	if len(spec.Steps) == 0 {
+		return spec, bad("no steps")
+	}
+	for i, st := range spec.Steps {
+		if strings.TrimSpace(st.Command) == "" {
+			return spec, bad("step %d (%q) has no command", i, st.Name)
+		}
+		if st.Timeout < 0 {
+			return spec, bad("step %d (%q) has a negative timeout", i, st.Name)
+		}
+	}
+	seen := map[string]bool{}
+	for _, f := range spec.Files {
+		if err := checkRelPath(f.Path); err != nil {
+			return spec, bad("file %q: %v", f.Path, err)
+		}
+		if seen[f.Path] {
+			return spec, bad("file %q given twice", f.Path)
+		}
+		seen[f.Path] = true
+	}
+	for p := range seen {
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			if seen[d] {
+				return spec, bad("file %q is also the directory of %q", d, p)
+			}
+		}
+	}
+	for _, c := range spec.Collect {
+		if c == "" || strings.Contains(c, "\x00") {
+			return spec, bad("collect path %q is empty or has a NUL byte", c)
+		}
+	}
+	if len(spec.Shell) == 0 {
+		spec.Shell = []string{"bash", "-c"}
+	}
+	spec.Limits = spec.Limits.withDefaults()
+	return spec, nil
+}
+
+// checkRelPath accepts only clean relative paths that stay below their root.
+func checkRelPath(p string) error {
+	switch {
+	case p == "" || p == ".":
+		return errors.New("empty path")
+	case strings.Contains(p, "\x00"):
+		return errors.New("NUL byte in path")
+	case strings.HasPrefix(p, "/"):
+		return errors.New("absolute path: paths are relative to the work dir")
+	case strings.Contains(p, "\\"):
+		return errors.New("backslash in path")
+	}
+	for _, el := range strings.Split(p, "/") {
+		if el == ".." {
+			return errors.New("`..` would leave the work dir")
+		}
+	}
+	if path.Clean(p) != p {
+		return fmt.Errorf("not a clean path (want %q)", path.Clean(p))
+	}
+	return nil
+}
