@@ -86,6 +86,8 @@ as the EnvGap dataset. Every stage reads and writes one content-addressed store
 		newVerifyCommand(f),
 		newTryCommand(f),
 		newRecheckCommand(f),
+		newBuildImagesCommand(f),
+		newAdmitCommand(f), newExportCommand(f), newHubCommand(f), newExcludeCommand(f),
 		newRegistryCommand(f),
 		newStatusCommand(f),
 		newCorpusIDCommand(f),

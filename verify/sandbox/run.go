@@ -41,7 +41,7 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 	img, err := e.cli.ImageInspect(ctx, spec.Image)
 	if err != nil {
 		if errdefs.IsNotFound(err) {
-			return nil, fmt.Errorf("%w: %s is not on the engine at %s: run `envgap build-images` (or go run ./images/cmd/buildimages)", ErrImageMissing, spec.Image, e.host)
+			return nil, fmt.Errorf("%w: %s is not on the engine at %s: run `envgap build-images`", ErrImageMissing, spec.Image, e.host)
 		}
 		return nil, fmt.Errorf("inspecting image %s: %w", spec.Image, err)
 	}

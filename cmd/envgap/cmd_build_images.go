@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/envgap/envgap/images"
+	"github.com/envgap/envgap/verify/sandbox"
+	"github.com/spf13/cobra"
+)
+
+type buildImagesOptions struct {
+	images.Options
+	Engine     string
+	Local      bool
+	Production bool
+}
+
+func newBuildImagesCommand(f *factory) *cobra.Command {
+	opts := &buildImagesOptions{}
+	c := &cobra.Command{
+		Use:   "build-images",
+		Short: "Build the four evaluation images",
+		Long: `Build envgap-python-eval, envgap-javascript-eval, envgap-java-eval and envgap-cpp-eval
+(tagged localhost/<name>:latest) through the engine. Each image is labelled with the digest
+of its build inputs and skipped when that label already matches. The production base is
+ubuntu:22.04; where it can be neither found nor pulled, the local Debian base made by
+images/setup-engine.sh is used instead, and a notice says so.`,
+		Example: "  envgap build-images\n  envgap build-images --only python --force\n  envgap build-images --base localhost/envgap-base:bookworm",
+		Args:    exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			if opts.Local && opts.Production {
+				return usageError{fmt.Errorf("--local and --production exclude each other")}
+			}
+			return runBuildImages(c, f, opts)
+		},
+	}
+	c.Flags().StringVar(&opts.Base, "base", "", "base image (default "+images.ProductionBase+", else "+images.LocalBase+")")
+	c.Flags().StringSliceVar(&opts.Only, "only", nil, "images or ecosystems to build (default all four)")
+	c.Flags().BoolVar(&opts.Force, "force", false, "rebuild even when the inputs label matches")
+	c.Flags().BoolVar(&opts.NoCache, "no-cache", false, "do not use the engine's layer cache")
+	c.Flags().BoolVar(&opts.Local, "local", false, "force the local flavour (npm-registry Node.js, Debian's Maven repository, host CA bundle)")
+	c.Flags().BoolVar(&opts.Production, "production", false, "force the production flavour (NodeSource, Maven Central)")
+	c.Flags().StringVar(&opts.NPMRegistry, "npm-registry", "", "npm registry for the local flavour (default: the npm client's configured registry)")
+	c.Flags().StringVar(&opts.HostCAFile, "host-ca", "", "CA bundle copied into local-flavour images (default "+images.DefaultHostCAFile+"; none to skip)")
+	c.Flags().StringVar(&opts.Engine, "engine", "", "Docker Engine API endpoint (default $DOCKER_HOST)")
+	return c
+}
+
+func runBuildImages(c *cobra.Command, f *factory, opts *buildImagesOptions) error {
+	eng, err := sandbox.Connect(c.Context(), opts.Engine)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	o := opts.Options
+	switch {
+	case opts.Local:
+		o.Flavor = images.FlavorLocal
+	case opts.Production:
+		o.Flavor = images.FlavorProduction
+	}
+	if o.CacheDir == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			o.CacheDir = filepath.Join(d, "envgap", "images")
+		}
+	}
+	if f.Global.Verbose || !f.Global.JSON {
+		o.Progress = f.Err
+	}
+	built, err := images.Build(c.Context(), eng.Client(), o)
+	if err != nil {
+		return err
+	}
+	if f.Global.JSON {
+		return f.printJSON(built)
+	}
+	for _, b := range built {
+		state := "built"
+		if b.Skipped {
+			state = "up to date"
+		}
+		fmt.Fprintf(f.Out, "%s\t%s\t%s\t%s\n", b.Ref, b.ID, state, b.Duration.Round(1e6))
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/export/scan"
+	"github.com/envgap/envgap/schemas"
+	"github.com/spf13/cobra"
+)
+
+type exportOptions struct {
+	Out     string
+	Repo    string
+	Release string
+}
+
+func newExportCommand(f *factory) *cobra.Command {
+	opts := &exportOptions{}
+	c := &cobra.Command{
+		Use:   "export --out DIR",
+		Short: "Write the Hub folder: six parquet configs and the dataset card",
+		Long: `Write the Hugging Face Hub folder of the store's task set: data/<config>/*.parquet for
+full, reported, repaired, lite, secure and candidates (the card's columns, order and types),
+README.md with the YAML configs and the generated dataset card (counts, the candidates
+funnel as a table and a chart, the excluded tasks, the credential-scan notes, the corpus
+id, how to load each config), and images/candidates-funnel.png.
+
+Nothing is written when the store has no tasks, when the latest credential scan does not
+cover the store or has unreviewed findings (envgap scan), when a task row disagrees with
+its audit (run envgap admit again), or when a row has invalid UTF-8 or a repeated path (the
+error names the task and field). Reviewed secrets are redacted in the published text.
+Exporting the same store twice gives byte-identical files. DIR must be new, empty or an
+earlier export; only the files an export writes are replaced.`,
+		Example: "  envgap export --out release/\n  envgap export --out release/ --release 2026-09-29 --repo me/EnvGap",
+		Args:    exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			if opts.Out == "" {
+				return usageError{fmt.Errorf("--out is required")}
+			}
+			return runExport(f, opts)
+		},
+	}
+	c.Flags().StringVar(&opts.Out, "out", "", "the export folder")
+	c.Flags().StringVar(&opts.Repo, "repo", export.DefaultRepo, "the Hub dataset the card's load_dataset snippets name")
+	c.Flags().StringVar(&opts.Release, "release", "", "record the exported task set as ref releases/NAME (e.g. 2026-09-29)")
+	return c
+}
+
+// exportHooks wires the credential scan into the export.
+func exportHooks(st *data.Store, o *export.Options) error {
+	o.CheckReviewed = scan.CheckReviewed
+	o.CredentialNotes = func(st *data.Store, ids []string) (string, error) {
+		rec, _, err := scan.Latest(st)
+		if err != nil {
+			return "", err
+		}
+		return scan.CardSection(rec, ids), nil
+	}
+	reds, err := scan.Redactions(st)
+	if err != nil {
+		return err
+	}
+	o.RedactTask = func(t *schemas.Task) (int, error) { return scan.ApplyRedactions(t, reds) }
+	o.RedactCandidate = func(c *schemas.Candidate) (int, error) { return scan.ApplyCandidateRedactions(c, reds) }
+	return nil
+}
+
+func runExport(f *factory, opts *exportOptions) error {
+	st, err := f.OpenStore()
+	if err != nil {
+		return err
+	}
+	eo := export.Options{Out: opts.Out, Repo: opts.Repo, Release: opts.Release, Audits: auditSource(st)}
+	if err := exportHooks(st, &eo); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	rep, err := export.Export(st, eo)
+	if err != nil {
+		return err
+	}
+	if f.Global.JSON {
+		return f.printJSON(rep)
+	}
+	fmt.Fprintf(f.Out, "exported %d tasks (%d excluded from scoring) and %d candidates to %s\n", rep.Tasks, rep.Excluded, rep.Candidates, rep.Out)
+	for _, c := range rep.Configs {
+		for _, fi := range c.Files {
+			fmt.Fprintf(f.Out, "  %-12s %6d rows  %3d row groups  %10d bytes  %s\n", c.Name, fi.Rows, fi.RowGroups, fi.Bytes, fi.Path)
+		}
+	}
+	for _, fi := range rep.Other {
+		fmt.Fprintf(f.Out, "  %-12s %10d bytes  %s\n", "", fi.Bytes, fi.Path)
+	}
+	fmt.Fprintf(f.Out, "corpus id %s\n", rep.CorpusID)
+	if rep.Redacted > 0 {
+		fmt.Fprintf(f.Out, "%d reviewed secret(s) were redacted in the published text, so its corpus id differs from the store's (%s)\n", rep.Redacted, rep.StoreCorpusID)
+	}
+	if rep.Release != "" {
+		fmt.Fprintf(f.Out, "recorded as %s\n", rep.Release)
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/export/hub"
+	"github.com/envgap/envgap/schemas"
+	"github.com/spf13/cobra"
+)
+
+func newHubCommand(f *factory) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "hub",
+		Short: "Compare exported releases and publish one to the Hugging Face Hub",
+	}
+	c.AddCommand(newHubCheckCommand(f), newHubPublishCommand(f))
+	return c
+}
+
+type hubCheckOptions struct {
+	Release string
+	Against string
+}
+
+func newHubCheckCommand(f *factory) *cobra.Command {
+	opts := &hubCheckOptions{}
+	c := &cobra.Command{
+		Use:   "check --release DIR --against DIR",
+		Short: "Check that two exported folders hold the same task set",
+		Long: `Compare the task sets of two exported folders by corpus id. When they differ, list the
+tasks added and removed, and for tasks in both, the columns that differ. It also checks
+that each board config of both folders holds exactly the rows of full it should. Exit code
+5 when anything differs.`,
+		Example: "  envgap hub check --release release/ --against downloaded/",
+		Args:    exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			if opts.Release == "" || opts.Against == "" {
+				return usageError{fmt.Errorf("--release and --against are both required")}
+			}
+			return runHubCheck(f, opts)
+		},
+	}
+	c.Flags().StringVar(&opts.Release, "release", "", "the exported folder to check")
+	c.Flags().StringVar(&opts.Against, "against", "", "the exported folder to compare with")
+	return c
+}
+
+func runHubCheck(f *factory, opts *hubCheckOptions) error {
+	d, err := export.CompareReleases(opts.Release, opts.Against)
+	if err != nil {
+		return err
+	}
+	if f.Global.JSON {
+		if err := f.printJSON(d); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(f.Out, "%s: corpus id %s, %d tasks\n%s: corpus id %s, %d tasks\n", d.Release, d.ReleaseID, d.ReleaseTasks, d.Against, d.AgainstID, d.AgainstTasks)
+		for _, id := range d.Added {
+			fmt.Fprintf(f.Out, "added    %s\n", id)
+		}
+		for _, id := range d.Removed {
+			fmt.Fprintf(f.Out, "removed  %s\n", id)
+		}
+		for _, c := range d.Changed {
+			fmt.Fprintf(f.Out, "changed  %s: %s\n", c.InstanceID, strings.Join(c.Columns, ", "))
+		}
+		for _, p := range d.ConfigProblems {
+			fmt.Fprintf(f.Out, "config   %s\n", p)
+		}
+		if d.Same {
+			fmt.Fprintln(f.Out, "same task set")
+		}
+	}
+	if !d.Same {
+		return damageError{fmt.Errorf("hub check: the releases differ (%d added, %d removed, %d changed, %d config problems)", len(d.Added), len(d.Removed), len(d.Changed), len(d.ConfigProblems))}
+	}
+	return nil
+}
+
+type hubPublishOptions struct {
+	Dir      string
+	Repo     string
+	DryRun   bool
+	Endpoint string
+	Revision string
+	Message  string
+	Private  bool
+}
+
+func newHubPublishCommand(f *factory) *cobra.Command {
+	opts := &hubPublishOptions{}
+	c := &cobra.Command{
+		Use:   "publish DIR --repo OWNER/NAME",
+		Short: "Upload an exported folder to a Hub dataset repository",
+		Long: `Upload the exported folder DIR to the dataset repository OWNER/NAME in one commit, through
+the Hub's HTTP API, creating the repository when it is missing. Files the Hub already has
+(same git blob id, or same SHA-256 for LFS files) are not sent; parquet and other large
+files go through LFS. Remote files under data/ that DIR no longer has are deleted; other
+remote files are left alone. The token is read from HF_TOKEN and is never printed or
+stored. --dry-run lists what would change and uploads nothing.`,
+		Example: "  envgap hub publish release/ --repo me/EnvGap --dry-run\n  HF_TOKEN=... envgap hub publish release/ --repo me/EnvGap",
+		Args:    exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Dir = args[0]
+			if err := hub.CheckRepo(opts.Repo); err != nil {
+				return usageError{err}
+			}
+			return runHubPublish(c, f, opts)
+		},
+	}
+	c.Flags().StringVar(&opts.Repo, "repo", "", "the dataset repository, OWNER/NAME")
+	c.Flags().BoolVar(&opts.DryRun, "dry-run", false, "list what would change; upload nothing")
+	c.Flags().StringVar(&opts.Endpoint, "endpoint", hub.DefaultEndpoint, "the Hub endpoint")
+	c.Flags().StringVar(&opts.Revision, "revision", hub.DefaultRevision, "the branch to commit to")
+	c.Flags().StringVar(&opts.Message, "message", "", "the commit summary (default: Publish EnvGap <corpus id>)")
+	c.Flags().BoolVar(&opts.Private, "private", false, "create the repository private when it is missing")
+	return c
+}
+
+func runHubPublish(c *cobra.Command, f *factory, opts *hubPublishOptions) error {
+	client := &hub.Client{Endpoint: opts.Endpoint, Token: f.Getenv(hub.EnvToken), HTTP: &http.Client{}}
+	if opts.DryRun {
+		plan, err := client.MakePlan(c.Context(), opts.Repo, opts.Revision, opts.Dir)
+		if err != nil {
+			return err
+		}
+		if f.Global.JSON {
+			return f.printJSON(plan)
+		}
+		printPlan(f, plan)
+		return nil
+	}
+	msg := opts.Message
+	if msg == "" {
+		msg = "Publish EnvGap"
+		if tasks, err := export.ReadTasks(opts.Dir); err == nil {
+			if id, err := schemas.CorpusID(tasks); err == nil {
+				msg += " " + id
+			}
+		}
+	}
+	res, err := client.Publish(c.Context(), opts.Repo, opts.Dir, hub.PublishOptions{Revision: opts.Revision, Summary: msg, Private: opts.Private})
+	if err != nil {
+		return err
+	}
+	if f.Global.JSON {
+		return f.printJSON(res)
+	}
+	if res.Created {
+		fmt.Fprintf(f.Out, "created dataset repository %s\n", opts.Repo)
+	}
+	printPlan(f, res.Plan)
+	if res.Commit == "" {
+		fmt.Fprintln(f.Out, "nothing to publish: the repository already holds these files")
+		return nil
+	}
+	fmt.Fprintf(f.Out, "committed %s (%d LFS object(s) uploaded)\n", res.Commit, res.Uploaded)
+	if res.CommitURL != "" {
+		fmt.Fprintln(f.Out, res.CommitURL)
+	}
+	return nil
+}
+
+func printPlan(f *factory, p *hub.Plan) {
+	if !p.RepoExists {
+		fmt.Fprintf(f.Out, "dataset repository %s does not exist; publishing creates it\n", p.Repo)
+	}
+	for _, ch := range p.Changes {
+		if ch.Action == hub.ChangeUnchanged {
+			f.logf("unchanged %s", ch.Path)
+			continue
+		}
+		fmt.Fprintf(f.Out, "%-9s %s", ch.Action, ch.Path)
+		if ch.Size > 0 {
+			fmt.Fprintf(f.Out, " (%d bytes)", ch.Size)
+		}
+		fmt.Fprintln(f.Out)
+	}
+	n := p.Counts()
+	fmt.Fprintf(f.Out, "%s@%s: %d to add, %d to update, %d to delete, %d unchanged\n", p.Repo, p.Revision,
+		n[hub.ChangeAdd], n[hub.ChangeUpdate], n[hub.ChangeDelete], n[hub.ChangeUnchanged])
+}
