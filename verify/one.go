@@ -38,7 +38,7 @@ func (s *Stage) one(ctx context.Context, cr *core.Core, c data.CandidateEntry, o
 	if err != nil {
 		return fail(id, err)
 	}
-	imageID, err := cr.ImageID(ctx, recipe.Image)
+	imageID, err := s.imageID(ctx, cr, recipe.Image)
 	if err != nil {
 		return fail(id, &core.InfraError{Err: fmt.Errorf("%s: %w", id, err)})
 	}

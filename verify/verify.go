@@ -79,6 +79,31 @@ type Report struct {
 type Stage struct {
 	Store *data.Store
 	Cores []*core.Core
+
+	mu       sync.Mutex
+	imageIDs map[string]string // core index and image name -> id, for one Run
+}
+
+// imageID returns an image's id on a core's engine, asking the engine once per Run.
+func (s *Stage) imageID(ctx context.Context, cr *core.Core, name string) (string, error) {
+	key := fmt.Sprintf("%p/%s", cr, name)
+	s.mu.Lock()
+	id, ok := s.imageIDs[key]
+	s.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	id, err := cr.ImageID(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	if s.imageIDs == nil {
+		s.imageIDs = map[string]string{}
+	}
+	s.imageIDs[key] = id
+	s.mu.Unlock()
+	return id, nil
 }
 
 // Run verifies the selected candidates. A candidate that hits an infrastructure fault is
@@ -96,6 +121,9 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	s.mu.Lock()
+	s.imageIDs = nil // images may have been rebuilt since the last Run
+	s.mu.Unlock()
 	todo, err := s.select_(opts.IDs)
 	if err != nil {
 		return nil, err
