@@ -229,6 +229,17 @@ func TestVerifyPythonAgainstDateLimitedIndex(t *testing.T) {
 	if err := st.GetJSON(v.After[0], &after); err != nil {
 		t.Fatal(err)
 	}
+	has := func(ds schemas.DepSet, name, spec string) bool {
+		for _, d := range ds.Deps {
+			if d.Name == name && (spec == "" || d.Spec == spec) {
+				return true
+			}
+		}
+		return false
+	}
+	if !has(after.D1, "demo-pkg", "==1.0") || !has(after.D2, "demo-pkg", "1.0") || !has(after.D3, "demo-pkg", "") {
+		t.Errorf("dependency layers: D1 %+v\nD2 %+v\nD3 %+v", after.D1, after.D2, after.D3)
+	}
 	var reg registry.Record
 	regBytes, _ := st.Get(after.Registry)
 	json.Unmarshal(regBytes, &reg)

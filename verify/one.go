@@ -274,7 +274,7 @@ func RecipeFor(c *schemas.Candidate, project []core.File, gen RecipeSource) (sch
 		return r, nil
 	}
 	if gen == nil {
-		return r, fmt.Errorf("%s: the candidate has no commands and no recipe generator is configured", c.InstanceID)
+		gen = DefaultRecipe
 	}
 	g, err := gen(c, project)
 	if err != nil {

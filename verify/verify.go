@@ -36,7 +36,7 @@ type Options struct {
 	Limits sandbox.Limits
 	// Checkout materialises GitHub candidates.
 	Checkout ProjectSource
-	// Recipes fills missing commands. Nil: candidates without commands get an error.
+	// Recipes fills missing commands. Nil: DefaultRecipe.
 	Recipes RecipeSource
 	// Progress receives progress events (may be nil).
 	Progress func(Event)

@@ -54,7 +54,7 @@ func runRecheck(c *cobra.Command, f *factory, opts *recheckOptions) error {
 	defer sess.Close()
 	terminal := term.IsTerminal(int(os.Stderr.Fd())) && !f.Global.JSON
 	rec, err := sess.Stage.Recheck(c.Context(), opts.Date, verify.Options{
-		Limits: opts.limits(), Checkout: checkoutSource(), Recipes: recipeSource(),
+		Limits: opts.limits(), Checkout: checkoutSource(),
 		Progress: verify.ProgressPrinter(f.Err, terminal),
 	})
 	if err != nil {

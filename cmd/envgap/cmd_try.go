@@ -44,7 +44,7 @@ func runTry(c *cobra.Command, f *factory, opts *tryOptions) error {
 	}
 	defer sess.Close()
 	r, err := sess.Stage.Try(c.Context(), opts.ID, verify.TryOptions{
-		Options: verify.Options{Limits: opts.limits(), Checkout: checkoutSource(), Recipes: recipeSource()},
+		Options: verify.Options{Limits: opts.limits(), Checkout: checkoutSource()},
 		Fix:     opts.Fix,
 	})
 	if err != nil {

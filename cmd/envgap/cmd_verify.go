@@ -95,7 +95,7 @@ func runVerify(c *cobra.Command, f *factory, opts *verifyOptions) error {
 	terminal := term.IsTerminal(int(os.Stderr.Fd())) && !f.Global.JSON
 	rep, err := sess.Stage.Run(c.Context(), verify.Options{
 		IDs: opts.IDs, Jobs: opts.Jobs, Repeat: opts.Repeat, Limits: opts.limits(),
-		Checkout: checkoutSource(), Recipes: recipeSource(),
+		Checkout: checkoutSource(),
 		Progress: verify.ProgressPrinter(f.Err, terminal),
 	})
 	if rep != nil {

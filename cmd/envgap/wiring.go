@@ -7,6 +7,3 @@ import (
 // checkoutSource returns how verify materialises GitHub candidates (the crawl stage's
 // checkout at base_commit, without later history).
 func checkoutSource() verify.ProjectSource { return nil }
-
-// recipeSource returns the default recipe generator.
-func recipeSource() verify.RecipeSource { return nil }

@@ -47,6 +47,8 @@ type Spec struct {
 	Recipe       schemas.Recipe
 	RegistryDate string
 	Limits       sandbox.Limits
+	// ManifestPaths are the manifests D1 is read from; empty: found in the project.
+	ManifestPaths []string
 }
 
 // InfraError is a fault of the infrastructure, not of the project: the run says nothing

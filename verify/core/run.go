@@ -63,7 +63,7 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 		return nil, schemas.Digest{}, err
 	}
 	ev := evidenceFor(r.Ecosystem)
-	d1 := ev.declared(files)
+	d1, _ := ev.declared(files, spec.ManifestPaths)
 
 	steps := c.steps(spec.Side, r, ev)
 	sbFiles, _ := sandboxFiles(files)
@@ -104,7 +104,7 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 			return nil, schemas.Digest{}, err
 		}
 		run.Steps = append(run.Steps, sr)
-		if re != nil && !run.FailureMatched && isProjectStep(st.Name) && failed(st) && re.MatchString(string(st.Output)) {
+		if re != nil && !run.FailureMatched && isProjectStep(st.Name) && failed(st) && re.MatchString(string(StripANSI(st.Output))) {
 			run.FailureMatched, run.MatchedStep = true, st.Name
 		}
 	}
@@ -112,7 +112,7 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 		run.Resolved = !failed(exit[StepResolve]) && !failed(exit[StepRun]) && exit[StepRun].Name != ""
 		run.D2 = ev.installed(res.Collected, d1)
 		if run.Resolved {
-			run.D3 = ev.traced(res.Collected)
+			run.D3 = ev.traced(res.Collected, run.D2)
 		} else {
 			run.D3 = schemas.DepSet{Deps: []schemas.Dependency{}, Unreadable: "not traced: the project did not run"}
 		}
@@ -150,7 +150,7 @@ func checkCommands(side Side, r schemas.Recipe) error {
 }
 
 // steps lists a side's steps in order.
-func (c *Core) steps(side Side, r schemas.Recipe, ev evidence) []sandbox.Step {
+func (c *Core) steps(side Side, r schemas.Recipe, ev *evidence) []sandbox.Step {
 	var steps []sandbox.Step
 	add := func(name, cmd string) {
 		if strings.TrimSpace(cmd) != "" {

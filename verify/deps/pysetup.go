@@ -367,6 +367,9 @@ func (p *pyParser) term(i, d int) (pyVal, int) {
 			return pyVal{kind: 'x', why: "an f-string " + src}, end
 		}
 		return pyVal{kind: 's', str: s}, i
+	case t.kind == pyFString:
+		end, src := p.skipExpr(i, d)
+		return pyVal{kind: 'x', why: "an f-string " + src}, end
 	case t.kind == pyName && !pyKeywords[t.text]:
 		name := t.text
 		j := i + 1
@@ -390,6 +393,10 @@ func (p *pyParser) term(i, d int) (pyVal, int) {
 	case isOp(t, "[", "("):
 		closer := map[string]string{"[": "]", "(": ")"}[t.text]
 		inner := d + 1
+		if p.comprehension(i) {
+			end, src := p.skipExpr(i, d)
+			return pyVal{kind: 'x', why: "a comprehension " + src}, end
+		}
 		var items []pyVal
 		j := i + 1
 		for !isOp(p.at(j), closer) || p.at(j).depth != d {
@@ -423,6 +430,10 @@ func (p *pyParser) term(i, d int) (pyVal, int) {
 		return pyVal{kind: 'l', list: items}, j
 	case isOp(t, "{"):
 		inner := d + 1
+		if p.comprehension(i) {
+			end, src := p.skipExpr(i, d)
+			return pyVal{kind: 'x', why: "a comprehension " + src}, end
+		}
 		v := pyVal{kind: 'd', dict: map[string]pyVal{}}
 		j := i + 1
 		for !(isOp(p.at(j), "}") && p.at(j).depth == d) {
@@ -451,6 +462,21 @@ func (p *pyParser) term(i, d int) (pyVal, int) {
 		end++
 	}
 	return pyVal{kind: 'x', why: src}, end
+}
+
+// comprehension reports whether the bracket opening at i holds a "for" of its own.
+func (p *pyParser) comprehension(i int) bool {
+	open := p.at(i)
+	for j := i + 1; j < len(p.toks); j++ {
+		t := p.toks[j]
+		if t.depth <= open.depth {
+			return false // the closer
+		}
+		if t.depth == open.depth+1 && t.kind == pyName && t.text == "for" {
+			return true
+		}
+	}
+	return false
 }
 
 var pyKeywords = map[string]bool{"None": true, "True": true, "False": true, "lambda": true, "not": true, "if": true, "else": true, "for": true, "in": true, "and": true, "or": true, "await": true}
@@ -593,6 +619,9 @@ func (s *setupScan) resolveDict(v pyVal, depth int) (pyVal, string) {
 		if b == nil || len(b.values) != 1 || len(b.changes) > 0 {
 			return pyVal{}, "setup() takes arguments from **" + v.name + ", which is built at run time"
 		}
+		if b.values[0].kind == 'x' {
+			return pyVal{}, "setup() takes arguments from **" + v.name + ", which is built at run time (" + b.values[0].why + ")"
+		}
 		return s.resolveDict(b.values[0], depth+1)
 	}
 	return pyVal{}, "setup() takes arguments from **" + v.why + ", which is built at run time"
@@ -681,6 +710,8 @@ func (s *setupScan) resolveName(name, arg string, depth int) ([]string, string) 
 		return nil, fmt.Sprintf("%s comes from %s, which the code changes at run time (%s)", arg, name, b.changes[0])
 	case len(b.values) > 1:
 		return nil, fmt.Sprintf("%s comes from %s, which is assigned %d times", arg, name, len(b.values))
+	case b.values[0].kind == 'x':
+		return nil, fmt.Sprintf("%s comes from %s, which is built at run time (%s)", arg, name, b.values[0].why)
 	}
 	return s.resolveList(b.values[0], arg, depth+1)
 }

@@ -1,0 +1,86 @@
+package lite
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Problem is one programming task of the study (the paper's Appendix B), e.g.
+// {"number": 11, "id": "p_11", "title": "AES-256 File Encryption", "domain": "Cryptography",
+// "complexity": "H"}. Description, when the study has it, is the task text the agents got
+// after the title.
+type Problem struct {
+	Number      int64  `json:"number"`
+	ID          string `json:"id,omitempty"`
+	Title       string `json:"title"`
+	Domain      string `json:"domain"`
+	Complexity  string `json:"complexity,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// ReadProblems reads a JSON array of problems and checks it: numbers positive and unique,
+// title and domain set. name is used in error messages.
+func ReadProblems(name string, r io.Reader) ([]Problem, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var ps []Problem
+	if err := dec.Decode(&ps); err != nil {
+		return nil, fmt.Errorf("problem list %s: %w; want a JSON array of {\"number\", \"title\", \"domain\", ...}", name, err)
+	}
+	seen := map[int64]int{}
+	var errs []string
+	for i, p := range ps {
+		switch {
+		case p.Number <= 0:
+			errs = append(errs, fmt.Sprintf("entry %d: number must be a positive integer", i))
+		case strings.TrimSpace(p.Title) == "":
+			errs = append(errs, fmt.Sprintf("entry %d (problem %d): title is empty", i, p.Number))
+		case strings.TrimSpace(p.Domain) == "":
+			errs = append(errs, fmt.Sprintf("entry %d (problem %d): domain is empty", i, p.Number))
+		}
+		if j, dup := seen[p.Number]; dup && p.Number > 0 {
+			errs = append(errs, fmt.Sprintf("entry %d: problem %d repeats entry %d", i, p.Number, j))
+		}
+		seen[p.Number] = i
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("problem list %s: %s", name, strings.Join(errs, "; "))
+	}
+	return ps, nil
+}
+
+// problemIndex merges problem lists: later lists fill or override the fields of earlier
+// ones, number by number.
+func problemIndex(lists ...[]Problem) map[int64]Problem {
+	m := map[int64]Problem{}
+	for _, l := range lists {
+		for _, p := range l {
+			q := m[p.Number]
+			q.Number = p.Number
+			for _, f := range []struct {
+				dst *string
+				src string
+			}{
+				{&q.ID, p.ID}, {&q.Title, p.Title}, {&q.Domain, p.Domain},
+				{&q.Complexity, p.Complexity}, {&q.Description, p.Description},
+			} {
+				if f.src != "" {
+					*f.dst = f.src
+				}
+			}
+			m[p.Number] = q
+		}
+	}
+	return m
+}
+
+// Statement returns the problem statement of a problem: the title, and after a blank line
+// the description when there is one.
+func (p Problem) Statement() string {
+	if strings.TrimSpace(p.Description) == "" {
+		return p.Title
+	}
+	return p.Title + "\n\n" + p.Description
+}

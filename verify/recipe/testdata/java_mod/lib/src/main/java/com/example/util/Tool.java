@@ -1,0 +1,2 @@
+package com.example.util;
+public class Tool { public static void main(String[] args) {} }
