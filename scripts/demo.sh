@@ -101,5 +101,5 @@ echo "store:          $STORE   (envgap --store $STORE status | cat REF)"
 if [ -d "$OUT/hub" ]; then
 	echo "Hub folder:     $OUT/hub"
 fi
-echo "demo study:     data/demo/study   (layout: docs/study-layout.md)"
+echo "demo study:     data/demo/study   (layout: README.md, section "The coding-agent study")"
 exit "$failed"
