@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -246,7 +247,7 @@ func (s *Stage) project(ctx context.Context, c *schemas.Candidate, opts Options)
 			if strings.HasSuffix(f.Path, ".sh") {
 				mode = 0o755
 			}
-			files = append(files, core.File{Path: f.Path, Content: []byte(*f.Content), Mode: fileMode(mode)})
+			files = append(files, core.File{Path: f.Path, Content: []byte(*f.Content), Mode: os.FileMode(mode)})
 		}
 		return files, nil
 	}

@@ -92,7 +92,11 @@ func ReadPredictionFiles(path, id string) ([]schemas.File, error) {
 func (s *Stage) PrintRun(w io.Writer, r *schemas.Run) error {
 	fmt.Fprintf(w, "%s  side %s  image %s (%s)  registry cut-off %s\n", r.InstanceID, r.Side, r.Image, shortImage(r.ImageID), r.RegistryDate)
 	for _, st := range r.Steps {
-		fmt.Fprintf(w, "\n=== %s: %s\n", st.Name, st.Command)
+		if core.IsProjectStep(st.Name) {
+			fmt.Fprintf(w, "\n=== %s: %s\n", st.Name, st.Command)
+		} else {
+			fmt.Fprintf(w, "\n=== %s (evidence for the dependency layers)\n", st.Name)
+		}
 		out, err := s.Store.Get(st.Output)
 		if err != nil {
 			return err

@@ -1,0 +1,116 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/core"
+)
+
+// DirOptions describe an ad-hoc run of a directory (envgap try --dir).
+type DirOptions struct {
+	Dir          string
+	Ecosystem    schemas.Ecosystem
+	Recipe       schemas.Recipe // commands given on the command line; missing ones are generated
+	RegistryDate string         // default: now
+	Side         core.Side      // before (repro) or after (run, traced)
+	Options
+}
+
+// maxDirBytes bounds what an ad-hoc directory run copies into the container.
+const maxDirBytes = 256 << 20
+
+// ReadDir reads a project directory as core files: regular files and symlinks, skipping
+// .git; it refuses more than maxDirBytes.
+func ReadDir(dir string) ([]core.File, error) {
+	var files []core.File
+	var total int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			files = append(files, core.File{Path: rel, Link: target, Mode: 0o644})
+		case info.Mode().IsRegular():
+			total += info.Size()
+			if total > maxDirBytes {
+				return fmt.Errorf("%s holds more than %d MiB; try a smaller project", dir, maxDirBytes>>20)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			files = append(files, core.File{Path: rel, Content: b, Mode: info.Mode().Perm()})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s has no files", dir)
+	}
+	return files, nil
+}
+
+// TryDir runs a recipe's steps in the ecosystem's image on a directory, once.
+func (s *Stage) TryDir(ctx context.Context, o DirOptions) (*schemas.Run, error) {
+	if err := o.Ecosystem.Valid(); err != nil {
+		return nil, fmt.Errorf("--ecosystem: %w", err)
+	}
+	project, err := ReadDir(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.Trim(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+			return r
+		}
+		return '-'
+	}, filepath.Base(filepath.Clean(o.Dir))), "-")
+	c := &schemas.Candidate{InstanceID: "dir:" + name, Ecosystem: o.Ecosystem}
+	r := o.Recipe
+	c.BootstrapCommand, c.ResolveCommand, c.ReproCommand, c.RunCommand = r.BootstrapCommand, r.ResolveCommand, r.ReproCommand, r.RunCommand
+	c.ExpectedFailureRegex = r.ExpectedFailureRegex
+	recipe, err := RecipeFor(c, project, o.Recipes)
+	if err != nil {
+		return nil, err
+	}
+	date := o.RegistryDate
+	if date == "" {
+		date = time.Now().UTC().Format(time.RFC3339)
+	}
+	side := o.Side
+	if side == "" {
+		side = core.SideBefore
+	}
+	if len(s.Cores) == 0 {
+		return nil, errors.New("try: no engine")
+	}
+	run, _, err := s.Cores[0].Run(ctx, core.Spec{InstanceID: c.InstanceID, Side: side, Project: project, Recipe: recipe, RegistryDate: date, Limits: o.Limits})
+	return run, err
+}
