@@ -40,7 +40,10 @@ func encodeCanonical(buf *bytes.Buffer, v reflect.Value) error {
 		buf.WriteByte('{')
 		first := true
 		for _, f := range structFields(t) {
-			fv := v.Field(f.index)
+			fv, ok := fieldByIndex(v, f.index)
+			if !ok {
+				continue
+			}
 			if (f.omitEmpty && isEmptyValue(fv)) || (f.omitZero && isZeroValue(fv)) {
 				continue
 			}
@@ -135,36 +138,94 @@ var (
 type canonField struct {
 	name      string
 	quoted    []byte
-	index     int
+	index     []int
 	omitEmpty bool
 	omitZero  bool
 }
 
+// structFields lists a struct type's JSON fields sorted by name, with the fields of
+// untagged embedded structs promoted as encoding/json promotes them (a shallower field, or
+// a tagged one at the same depth, hides the others of its name; an ambiguous name is
+// dropped).
 func structFields(t reflect.Type) []canonField {
 	if f, ok := fieldCache.Load(t); ok {
 		return f.([]canonField)
 	}
+	type cand struct {
+		canonField
+		depth  int
+		tagged bool
+	}
+	var all []cand
+	var walk func(t reflect.Type, index []int, depth int)
+	walk = func(t reflect.Type, index []int, depth int) {
+		for i := 0; i < t.NumField(); i++ {
+			sf := t.Field(i)
+			tag := sf.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, opts, _ := strings.Cut(tag, ",")
+			idx := append(append([]int(nil), index...), i)
+			if sf.Anonymous && name == "" {
+				ft := sf.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if ft.Kind() == reflect.Struct {
+					walk(ft, idx, depth+1)
+					continue
+				}
+			}
+			if !sf.IsExported() {
+				continue
+			}
+			tagged := name != ""
+			if name == "" {
+				name = sf.Name
+			}
+			var q bytes.Buffer
+			_ = writeJSONString(&q, name)
+			all = append(all, cand{canonField{name: name, quoted: q.Bytes(), index: idx,
+				omitEmpty: strings.Contains(","+opts+",", ",omitempty,"),
+				omitZero:  strings.Contains(","+opts+",", ",omitzero,")}, depth, tagged})
+		}
+	}
+	walk(t, nil, 0)
+	byName := map[string][]cand{}
+	for _, c := range all {
+		byName[c.name] = append(byName[c.name], c)
+	}
 	var fields []canonField
-	for i := 0; i < t.NumField(); i++ {
-		sf := t.Field(i)
-		if !sf.IsExported() {
-			continue
+	for _, cs := range byName {
+		sort.SliceStable(cs, func(i, j int) bool {
+			if cs[i].depth != cs[j].depth {
+				return cs[i].depth < cs[j].depth
+			}
+			return cs[i].tagged && !cs[j].tagged
+		})
+		if len(cs) > 1 && cs[0].depth == cs[1].depth && cs[0].tagged == cs[1].tagged {
+			continue // ambiguous: encoding/json drops it
 		}
-		tag := sf.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = sf.Name
-		}
-		var q bytes.Buffer
-		_ = writeJSONString(&q, name)
-		fields = append(fields, canonField{name: name, quoted: q.Bytes(), index: i, omitEmpty: strings.Contains(","+opts+",", ",omitempty,"), omitZero: strings.Contains(","+opts+",", ",omitzero,")})
+		fields = append(fields, cs[0].canonField)
 	}
 	sort.Slice(fields, func(i, j int) bool { return fields[i].name < fields[j].name })
 	fieldCache.Store(t, fields)
 	return fields
+}
+
+// fieldByIndex is v.FieldByIndex that reports a nil embedded pointer instead of panicking.
+func fieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {
+	for i, x := range index {
+		if i > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return reflect.Value{}, false
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v, true
 }
 
 func isEmptyValue(v reflect.Value) bool {

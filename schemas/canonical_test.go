@@ -104,7 +104,23 @@ func TestCanonicalFastPathMatchesTreePath(t *testing.T) {
 	task.ExclusionReason = &s
 	v := Verdict{Kind: "verdict", Key: Hash([]byte("k")), Before: []Digest{Hash([]byte("b"))}, Outcome: OutcomeVerified}
 	pred := Prediction{InstanceID: "x", Files: map[string]*string{"b": nil, "a": &s}}
-	for _, val := range []any{&task, task, &cands[0], v, pred, []any{1, "x", nil}, map[string]any{"z": 1.5, "a": []int{}}} {
+	type inner struct {
+		A string `json:"a"`
+		B int    `json:"b,omitempty"`
+		C string
+	}
+	type Inner2 struct{ D string }
+	embedded := struct {
+		inner
+		*Inner2
+		A string `json:"a"`
+		X string `json:"x"`
+	}{inner{A: "hidden", B: 2, C: "c"}, nil, "outer", "x"}
+	embedded2 := struct {
+		*Inner2
+		Y int
+	}{&Inner2{D: "d"}, 1}
+	for _, val := range []any{embedded, embedded2, &task, task, &cands[0], v, pred, []any{1, "x", nil}, map[string]any{"z": 1.5, "a": []int{}}} {
 		fast, err := Canonical(val)
 		if err != nil {
 			t.Fatal(err)

@@ -48,8 +48,10 @@ earlier export; only the files an export writes are replaced.`,
 	return c
 }
 
-// exportHooks wires the credential scan into the export.
-func exportHooks(st *data.Store, o *export.Options) error {
+// exportHooks wires the credential scan into the export: the review check, the card's
+// notes and the redaction of reviewed secrets (read when the first row needs them, after
+// the review check has passed).
+func exportHooks(st *data.Store, o *export.Options) {
 	o.CheckReviewed = scan.CheckReviewed
 	o.CredentialNotes = func(st *data.Store, ids []string) (string, error) {
 		rec, _, err := scan.Latest(st)
@@ -58,13 +60,30 @@ func exportHooks(st *data.Store, o *export.Options) error {
 		}
 		return scan.CardSection(rec, ids), nil
 	}
-	reds, err := scan.Redactions(st)
-	if err != nil {
-		return err
+	var (
+		reds    []scan.Redaction
+		loadErr error
+		loaded  bool
+	)
+	load := func() error {
+		if !loaded {
+			reds, loadErr = scan.Redactions(st)
+			loaded = true
+		}
+		return loadErr
 	}
-	o.RedactTask = func(t *schemas.Task) (int, error) { return scan.ApplyRedactions(t, reds) }
-	o.RedactCandidate = func(c *schemas.Candidate) (int, error) { return scan.ApplyCandidateRedactions(c, reds) }
-	return nil
+	o.RedactTask = func(t *schemas.Task) (int, error) {
+		if err := load(); err != nil {
+			return 0, err
+		}
+		return scan.ApplyRedactions(t, reds)
+	}
+	o.RedactCandidate = func(c *schemas.Candidate) (int, error) {
+		if err := load(); err != nil {
+			return 0, err
+		}
+		return scan.ApplyCandidateRedactions(c, reds)
+	}
 }
 
 func runExport(f *factory, opts *exportOptions) error {
@@ -73,9 +92,7 @@ func runExport(f *factory, opts *exportOptions) error {
 		return err
 	}
 	eo := export.Options{Out: opts.Out, Repo: opts.Repo, Release: opts.Release, Audits: auditSource(st)}
-	if err := exportHooks(st, &eo); err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
+	exportHooks(st, &eo)
 	rep, err := export.Export(st, eo)
 	if err != nil {
 		return err

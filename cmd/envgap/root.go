@@ -79,7 +79,10 @@ as the EnvGap dataset. Every stage reads and writes one content-addressed store
 	})
 	crawl := newCrawlCommand(f)
 	// Subcommands of crawl, one line per stage.
-	crawl.AddCommand()
+	crawl.AddCommand(
+		newCrawlIssuesCommand(f), newCrawlPRsCommand(f),
+		newCrawlLiteCommand(f),
+	)
 	root.AddCommand(
 		crawl,
 		newAddCommand(f),
@@ -89,6 +92,7 @@ as the EnvGap dataset. Every stage reads and writes one content-addressed store
 		newBuildImagesCommand(f),
 		newAdmitCommand(f), newExportCommand(f), newHubCommand(f), newExcludeCommand(f),
 		newRegistryCommand(f),
+		newScanCommand(f), newAuditCommand(f),
 		newStatusCommand(f),
 		newCorpusIDCommand(f),
 		newStoreCommand(f),

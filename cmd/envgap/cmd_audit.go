@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/envgap/envgap/export/audit"
+	"github.com/spf13/cobra"
+)
+
+type auditOptions struct {
+	IDs         []string
+	PyPI        string
+	NPMRegistry string
+	Maven       string
+	OSVURL      string
+	OSVFile     string
+	Timeout     time.Duration
+}
+
+func newAuditCommand(f *factory) *cobra.Command {
+	o := &auditOptions{}
+	c := &cobra.Command{
+		Use:   "audit",
+		Short: "Registry audit of declared packages: security flags and categories",
+		Long: `For every instance with a verdict (or --ids), check the packages its after-fix run
+declares (D1) and those its fix adds, changes or drops: do they exist in their registry
+today and at registry_date, are they pinned, does an advisory (OSV) affect the pinned or
+installed version. Store the flags (removed, nonexistent, vulnerable, unpinned), the
+categories with the rule behind each, and the safe-install share under audits/<id>.
+
+The npm registry is the npm client's (npm config get registry) unless --npm-registry is
+given. --osv FILE uses local OSV records (JSON array or JSON Lines) instead of the OSV API.
+A registry or advisory error leaves that instance's previous audit in place and makes the
+command exit with status 4.`,
+		Example: "  envgap audit\n  envgap audit --ids envgap__owner__repo-12 --osv osv-records.jsonl",
+		Args:    exactArgs(0),
+		RunE:    func(c *cobra.Command, args []string) error { return runAudit(c.Context(), f, o) },
+	}
+	c.Flags().StringSliceVar(&o.IDs, "ids", nil, "instance ids to audit (default: every instance with a verdict)")
+	c.Flags().StringVar(&o.PyPI, "pypi", audit.DefaultPyPIURL, "PyPI base URL (JSON API)")
+	c.Flags().StringVar(&o.NPMRegistry, "npm-registry", "", "npm registry URL (default: npm config get registry)")
+	c.Flags().StringVar(&o.Maven, "maven", audit.DefaultMavenURL, "Maven Central search base URL")
+	c.Flags().StringVar(&o.OSVURL, "osv-url", audit.DefaultOSVURL, "OSV API base URL")
+	c.Flags().StringVar(&o.OSVFile, "osv", "", "local OSV records file (JSON array or JSON Lines) instead of the OSV API")
+	c.Flags().DurationVar(&o.Timeout, "timeout", 30*time.Second, "timeout of each registry request")
+	return c
+}
+
+func runAudit(ctx context.Context, f *factory, o *auditOptions) error {
+	st, err := f.OpenStore()
+	if err != nil {
+		return err
+	}
+	npmURL := o.NPMRegistry
+	if npmURL == "" {
+		if npmURL, err = audit.NPMConfigRegistry(ctx); err != nil {
+			return usageError{err}
+		}
+	}
+	client := &http.Client{Timeout: o.Timeout}
+	a := &audit.Auditor{
+		PyPI:  &audit.PyPI{Base: o.PyPI, Client: client},
+		NPM:   &audit.NPM{Base: npmURL, Client: client},
+		Maven: &audit.Maven{Base: o.Maven, Client: client},
+		OSV:   &audit.OSVAPI{Base: o.OSVURL, Client: client},
+	}
+	if o.OSVFile != "" {
+		db, err := audit.LoadOSVFile(o.OSVFile)
+		if err != nil {
+			return usageError{err}
+		}
+		a.OSV = db
+	}
+	res, err := audit.Run(ctx, st, a, o.IDs)
+	if err != nil {
+		return err
+	}
+	if f.Global.JSON {
+		if err := f.printJSON(res); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "instance\tsecurity flags\tcategories\tsafe install\t")
+		for _, s := range res.Audited {
+			var flags, cats []string
+			for _, x := range s.SecurityFlags {
+				flags = append(flags, string(x))
+			}
+			for _, x := range s.Categories {
+				cats = append(cats, string(x))
+			}
+			safe := "-"
+			if s.SafeInstall.Total > 0 {
+				safe = fmt.Sprintf("%d/%d", s.SafeInstall.Safe, s.SafeInstall.Total)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", s.InstanceID, auditOrDash(strings.Join(flags, ",")), auditOrDash(strings.Join(cats, ",")), safe)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, x := range res.Failed {
+			fmt.Fprintf(f.Err, "audit of %s failed: %s\n", x.InstanceID, x.Error)
+		}
+	}
+	if len(res.Failed) > 0 {
+		return partialError{fmt.Errorf("%d of %d audits failed (registry or advisory errors above); their previous audits stay; run envgap audit again", len(res.Failed), len(res.Failed)+len(res.Audited))}
+	}
+	return nil
+}
+
+func auditOrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/schemas"
+)
+
+// runCLI runs the root command with args and returns stdout and the error.
+func runCLI(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	f := &factory{Global: &globalOptions{}, Out: &out, Err: &errOut, Getenv: func(string) string { return "" }}
+	root := newRootCommand(f)
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	err := root.Execute()
+	return out.String(), err
+}
+
+// verifiedStore makes a store with the export package's fixture candidates and verdicts.
+func verifiedStore(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := data.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddCandidatesFile("../../export/testdata/candidates.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	for id, o := range map[string]schemas.Outcome{
+		"envgap__Ezibenroc__PyRoaringBitMap-93": schemas.OutcomeVerified,
+		"envgap__PyCQA__isort-2077":             schemas.OutcomeVerified,
+		"envgap__chainer__chainer-679":          schemas.OutcomeAlreadyWorks,
+	} {
+		c, err := st.CandidateByID(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := schemas.Verdict{Kind: "verdict", InstanceID: id, Candidate: c.Digest, Outcome: o, Reason: "test",
+			Recipe: schemas.Recipe{Ecosystem: c.Ecosystem, Image: c.Ecosystem.Image(), ResolveCommand: "make", ReproCommand: "make", RunCommand: "make run"}}
+		d, err := st.PutJSON(&v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SetRef(data.RefVerdicts+id, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func exportStore(t *testing.T, storeDir string) string {
+	t.Helper()
+	st, err := data.Open(storeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "release")
+	if _, err := export.Export(st, export.Options{Out: out, CheckReviewed: func(*data.Store) error { return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestAdmitExcludeCorpusIDAndHubCheck(t *testing.T) {
+	store := verifiedStore(t)
+	out, err := runCLI(t, "--store", store, "admit")
+	if err != nil || !strings.Contains(out, "3 admitted, 0 updated, 0 unchanged, 0 refused") {
+		t.Fatalf("admit: %q, %v", out, err)
+	}
+	if out, err = runCLI(t, "--store", store, "admit"); err != nil || !strings.Contains(out, "0 admitted, 0 updated, 3 unchanged") {
+		t.Fatalf("admit again: %q, %v", out, err)
+	}
+	a := exportStore(t, store)
+	storeID, err := runCLI(t, "--store", store, "corpus-id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	folderID, err := runCLI(t, "corpus-id", a)
+	if err != nil || folderID != storeID || len(strings.TrimSpace(folderID)) != 12 {
+		t.Fatalf("corpus-id of the folder %q (%v), of the store %q", folderID, err, storeID)
+	}
+	if out, err := runCLI(t, "hub", "check", "--release", a, "--against", a); err != nil || !strings.Contains(out, "same task set") {
+		t.Fatalf("hub check of a folder against itself: %q, %v", out, err)
+	}
+
+	if _, err := runCLI(t, "--store", store, "exclude", "envgap__chainer__chainer-679", "--kind", "bogus", "--reason", "x"); exitCode(err) != exitUsage {
+		t.Errorf("exclude --kind bogus: exit %d, want %d", exitCode(err), exitUsage)
+	}
+	out, err = runCLI(t, "--store", store, "exclude", "envgap__chainer__chainer-679", "--reason", "setup.py builds its dependency list at run time.")
+	if err != nil || !strings.Contains(out, "excluded envgap__chainer__chainer-679 (control)") {
+		t.Fatalf("exclude: %q, %v", out, err)
+	}
+	b := exportStore(t, store)
+	out, err = runCLI(t, "hub", "check", "--release", b, "--against", a)
+	if exitCode(err) != exitDamage {
+		t.Fatalf("hub check of different releases: exit %d (%v), want %d", exitCode(err), err, exitDamage)
+	}
+	if !strings.Contains(out, "changed  envgap__chainer__chainer-679: excluded_from_scoring, exclusion_reason, excluded_since") {
+		t.Errorf("hub check output lacks the changed columns:\n%s", out)
+	}
+}
+
+func TestHubPublishNeedsARepo(t *testing.T) {
+	if _, err := runCLI(t, "hub", "publish", t.TempDir(), "--repo", "no-slash"); exitCode(err) != exitUsage {
+		t.Errorf("exit %d (%v), want %d", exitCode(err), err, exitUsage)
+	}
+}

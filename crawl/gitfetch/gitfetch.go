@@ -1,0 +1,264 @@
+// Package gitfetch reads GitHub projects at single commits through go-git, without their
+// history: every commit is fetched alone with depth 1, so nothing later than it (in
+// particular a fix merged after it) is ever present. It is a leaf package (no envgap
+// imports), so the evaluation core can materialise a candidate's project with Checkout
+// without depending on the crawl stage.
+//
+// Fetching a commit by its hash needs the server to allow it: GitHub does for every
+// reachable commit; a local repository served through file:// needs
+// `git config uploadpack.allowReachableSHA1InWant true` (and the git binary, which go-git
+// runs as git-upload-pack).
+package gitfetch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// DefaultURLTemplate is where GitHub serves repositories.
+const DefaultURLTemplate = "https://github.com/{repo}.git"
+
+// ErrCommitNotFound is returned when the server does not have the commit or will not
+// serve it by hash (e.g. a pull request head that was force-pushed away).
+var ErrCommitNotFound = errors.New("commit not found on the remote")
+
+var commitRe = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// URL expands a template's {repo} (owner/name), {owner} and {name} for repo.
+func URL(template, repo string) (string, error) {
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || owner == "" || name == "" {
+		return "", fmt.Errorf("git url: repo %q is not owner/name", repo)
+	}
+	if !strings.Contains(template, "{repo}") && !(strings.Contains(template, "{owner}") && strings.Contains(template, "{name}")) {
+		return "", fmt.Errorf("git url template %q: use {repo}, or {owner} and {name}, e.g. %s", template, DefaultURLTemplate)
+	}
+	r := strings.NewReplacer("{repo}", repo, "{owner}", owner, "{name}", name)
+	return r.Replace(template), nil
+}
+
+// Checkout makes dir (absent or empty) a git repository whose only commit is commit,
+// fetched alone with depth 1 from gitURL, with the work tree checked out and HEAD
+// detached at it. No remote is configured and no ref other than HEAD is kept, so the
+// repository holds nothing of the later history. It returns ErrCommitNotFound (wrapped)
+// when the server does not have the commit.
+func Checkout(ctx context.Context, gitURL, commit, dir string) error {
+	if !commitRe.MatchString(commit) {
+		return fmt.Errorf("checkout: %q is not a 40-hex commit id", commit)
+	}
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("checkout into %s: directory is not empty", dir)
+	}
+	r, err := git.PlainInit(dir, false)
+	if err != nil {
+		return fmt.Errorf("checkout: init %s: %w", dir, err)
+	}
+	if err := fetch(ctx, r, gitURL, commit); err != nil {
+		return fmt.Errorf("checkout %s: %w", commit, err)
+	}
+	wt, err := r.Worktree()
+	if err != nil {
+		return fmt.Errorf("checkout %s: %w", commit, err)
+	}
+	if err := wt.Checkout(&git.CheckoutOptions{Hash: plumbing.NewHash(commit), Force: true}); err != nil {
+		return fmt.Errorf("checkout %s: %w", commit, err)
+	}
+	if err := r.Storer.RemoveReference(tempRef(commit)); err != nil {
+		return fmt.Errorf("checkout %s: %w", commit, err)
+	}
+	return nil
+}
+
+func tempRef(commit string) plumbing.ReferenceName {
+	return plumbing.ReferenceName("refs/envgap/fetch/" + commit)
+}
+
+// fetch fetches commit alone (depth 1) into r, unless r already has it.
+func fetch(ctx context.Context, r *git.Repository, gitURL, commit string) error {
+	h := plumbing.NewHash(commit)
+	if _, err := r.CommitObject(h); err == nil {
+		return nil
+	}
+	rem := git.NewRemote(r.Storer, &config.RemoteConfig{Name: "envgap-fetch", URLs: []string{gitURL}})
+	spec := config.RefSpec(commit + ":" + tempRef(commit).String())
+	err := rem.FetchContext(ctx, &git.FetchOptions{RefSpecs: []config.RefSpec{spec}, Depth: 1, Tags: git.NoTags})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if isNotFound(err) {
+			return fmt.Errorf("fetching from %s: %w (%v)", gitURL, ErrCommitNotFound, err)
+		}
+		return fmt.Errorf("fetching from %s: %w", gitURL, err)
+	}
+	if _, err := r.CommitObject(h); err != nil {
+		return fmt.Errorf("fetching from %s: %w", gitURL, ErrCommitNotFound)
+	}
+	return nil
+}
+
+func isNotFound(err error) bool {
+	if errors.Is(err, git.ErrExactSHA1NotSupported) || errors.Is(err, plumbing.ErrObjectNotFound) {
+		return true
+	}
+	s := strings.ToLower(err.Error())
+	for _, m := range []string{"not our ref", "unadvertised object", "object not found", "no such remote ref", "not a valid object", "bad object"} {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// Snapshots is a bare repository that collects single commits of one remote, each
+// fetched alone with depth 1, for reading their trees and files.
+type Snapshots struct {
+	url  string
+	repo *git.Repository
+	// Fetches counts the fetches that went to the remote.
+	Fetches int
+}
+
+// Open makes dir (absent or empty) a bare repository for commits of gitURL. The caller
+// removes dir when done.
+func Open(dir, gitURL string) (*Snapshots, error) {
+	r, err := git.PlainInit(dir, true)
+	if err != nil {
+		return nil, fmt.Errorf("snapshots: init %s: %w", dir, err)
+	}
+	return &Snapshots{url: gitURL, repo: r}, nil
+}
+
+// Fetch fetches commit (alone, depth 1) unless it is already present.
+func (s *Snapshots) Fetch(ctx context.Context, commit string) error {
+	if !commitRe.MatchString(commit) {
+		return fmt.Errorf("fetch: %q is not a 40-hex commit id", commit)
+	}
+	if _, err := s.repo.CommitObject(plumbing.NewHash(commit)); err == nil {
+		return nil
+	}
+	s.Fetches++
+	if err := fetch(ctx, s.repo, s.url, commit); err != nil {
+		return fmt.Errorf("fetch %s: %w", commit, err)
+	}
+	return nil
+}
+
+func (s *Snapshots) tree(commit string) (*object.Tree, error) {
+	c, err := s.repo.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w (fetch it first)", commit, err)
+	}
+	t, err := c.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: tree: %w", commit, err)
+	}
+	return t, nil
+}
+
+// Paths lists every file path (blobs and symlinks, not submodules) of commit's tree,
+// sorted.
+func (s *Snapshots) Paths(commit string) ([]string, error) {
+	t, err := s.tree(commit)
+	if err != nil {
+		return nil, err
+	}
+	w := object.NewTreeWalker(t, true, nil)
+	defer w.Close()
+	var out []string
+	for {
+		name, e, err := w.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: walking the tree: %w", commit, err)
+		}
+		if e.Mode == filemode.Dir || e.Mode == filemode.Submodule {
+			continue
+		}
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// File is a file read at a commit.
+type File struct {
+	Content []byte
+	Binary  bool
+}
+
+// ReadFile returns the file at path in commit, or ok false when the path does not exist.
+func (s *Snapshots) ReadFile(commit, path string) (f File, ok bool, err error) {
+	t, err := s.tree(commit)
+	if err != nil {
+		return File{}, false, err
+	}
+	of, err := t.File(path)
+	if errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound) {
+		return File{}, false, nil
+	}
+	if err != nil {
+		return File{}, false, fmt.Errorf("commit %s: %s: %w", commit, path, err)
+	}
+	rd, err := of.Reader()
+	if err != nil {
+		return File{}, false, fmt.Errorf("commit %s: %s: %w", commit, path, err)
+	}
+	defer rd.Close()
+	b, err := io.ReadAll(rd)
+	if err != nil {
+		return File{}, false, fmt.Errorf("commit %s: %s: %w", commit, path, err)
+	}
+	return File{Content: b, Binary: bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0}, true, nil
+}
+
+// Diff returns the unified diff (git's format) from commit from to commit to, limited to
+// paths; both commits must have been fetched.
+func (s *Snapshots) Diff(ctx context.Context, from, to string, paths []string) (string, error) {
+	a, err := s.tree(from)
+	if err != nil {
+		return "", err
+	}
+	b, err := s.tree(to)
+	if err != nil {
+		return "", err
+	}
+	changes, err := object.DiffTreeWithOptions(ctx, a, b, &object.DiffTreeOptions{})
+	if err != nil {
+		return "", fmt.Errorf("diff %s..%s: %w", from, to, err)
+	}
+	want := map[string]bool{}
+	for _, p := range paths {
+		want[p] = true
+	}
+	var keep object.Changes
+	for _, c := range changes {
+		if want[c.From.Name] || want[c.To.Name] {
+			keep = append(keep, c)
+		}
+	}
+	if len(keep) == 0 {
+		return "", nil
+	}
+	sort.Sort(keep)
+	p, err := keep.PatchContext(ctx)
+	if err != nil {
+		return "", fmt.Errorf("diff %s..%s: %w", from, to, err)
+	}
+	return p.String(), nil
+}

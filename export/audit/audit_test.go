@@ -1,0 +1,399 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
+)
+
+// fakeUpstreams serves testdata/ in the real wire formats: PyPI's JSON API under /pypi/,
+// npm packuments under /npm/, Maven Central's search under /maven/, and OSV's querybatch.
+// A package named "flaky" answers 503.
+func fakeUpstreams(t *testing.T) *httptest.Server {
+	t.Helper()
+	osvDB, err := LoadOSVFile("testdata/osv.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveFile := func(w http.ResponseWriter, p string) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			http.Error(w, `{"message": "Not Found"}`, http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /pypi/{name}/json", func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		if name == "flaky" {
+			http.Error(w, "upstream timeout", http.StatusServiceUnavailable)
+			return
+		}
+		serveFile(w, filepath.Join("testdata", "pypi", normalizePython(name)+".json"))
+	})
+	mux.HandleFunc("GET /npm/", func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(r.URL.Path, "/npm/")
+		if name == "flaky" {
+			http.Error(w, "bad gateway", http.StatusBadGateway)
+			return
+		}
+		serveFile(w, filepath.Join("testdata", "npm", strings.ReplaceAll(name, "/", "__")+".json"))
+	})
+	mux.HandleFunc("GET /maven/solrsearch/select", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if q.Get("wt") != "json" || q.Get("core") != "gav" {
+			http.Error(w, "want wt=json and core=gav", http.StatusBadRequest)
+			return
+		}
+		var g, a string
+		for _, part := range strings.Split(q.Get("q"), " AND ") {
+			k, v, _ := strings.Cut(part, ":")
+			v = strings.Trim(v, `"`)
+			if k == "g" {
+				g = v
+			} else if k == "a" {
+				a = v
+			}
+		}
+		p := filepath.Join("testdata", "maven", g+"__"+a+".json")
+		if _, err := os.Stat(p); err != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"responseHeader":{"status":0},"response":{"numFound":0,"start":0,"docs":[]}}`))
+			return
+		}
+		serveFile(w, p)
+	})
+	mux.HandleFunc("POST /v1/querybatch", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Queries []struct {
+				Package struct{ Name, Ecosystem string } `json:"package"`
+				Version string                           `json:"version"`
+			} `json:"queries"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		type vuln struct {
+			ID       string `json:"id"`
+			Modified string `json:"modified"`
+		}
+		type result struct {
+			Vulns []vuln `json:"vulns,omitempty"`
+		}
+		out := struct {
+			Results []result `json:"results"`
+		}{Results: []result{}}
+		for _, q := range req.Queries {
+			var res result
+			for _, rec := range osvDB.Records {
+				if Affects(rec, Query{q.Package.Ecosystem, q.Package.Name, q.Version}) {
+					res.Vulns = append(res.Vulns, vuln{rec.ID, rec.Modified})
+				}
+			}
+			out.Results = append(out.Results, res)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(out)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func testAuditor(srv *httptest.Server, osvFromFile bool) *Auditor {
+	c := srv.Client()
+	c.Timeout = 10 * time.Second
+	a := &Auditor{
+		PyPI:  &PyPI{Base: srv.URL, Client: c},
+		NPM:   &NPM{Base: srv.URL + "/npm", Client: c},
+		Maven: &Maven{Base: srv.URL + "/maven", Client: c},
+		OSV:   &OSVAPI{Base: srv.URL, Client: c},
+		Now:   func() time.Time { return time.Date(2026, 9, 28, 0, 0, 0, 0, time.UTC) },
+	}
+	if osvFromFile {
+		a.OSV, _ = LoadOSVFile("testdata/osv.json")
+	}
+	return a
+}
+
+func dep(name, spec string, pinned bool) schemas.Dependency {
+	return schemas.Dependency{Name: name, Spec: spec, Pinned: pinned}
+}
+
+func pyInput() Input {
+	before := &schemas.Run{Side: "before",
+		D1: schemas.DepSet{Deps: []schemas.Dependency{dep("cython", "", false), dep("requests", "==2.28.0", true), dep("oldlib", "==0.1", true)}},
+		D2: schemas.DepSet{Deps: []schemas.Dependency{dep("oldlib", "0.1", true)}}}
+	after := &schemas.Run{Side: "after",
+		D1: schemas.DepSet{Deps: []schemas.Dependency{dep("cython", "<3.0.0", false), dep("requests", "==2.28.0", true),
+			dep("PyYAML", "==5.3", true), dep("typo-pkg", "==1.0", true)}},
+		D2: schemas.DepSet{Deps: []schemas.Dependency{dep("cython", "0.29.36", true), dep("requests", "2.28.0", true), dep("pyyaml", "5.3", true)}}}
+	return Input{InstanceID: "envgap__o__py-1", Ecosystem: schemas.EcosystemPython, RegistryDate: "2023-07-30T12:48:33Z",
+		Before: before, After: after,
+		BeforeOutput: "ERROR: Cannot install x because these package versions have conflicting dependencies.\nERROR: ResolutionImpossible",
+	}
+}
+
+func byName(rec *Record) map[string]PackageResult {
+	m := map[string]PackageResult{}
+	for _, p := range rec.Packages {
+		m[p.Name] = p
+	}
+	return m
+}
+
+func TestAuditPython(t *testing.T) {
+	srv := fakeUpstreams(t)
+	for _, osvFile := range []bool{false, true} {
+		name := "osv api"
+		if osvFile {
+			name = "osv file"
+		}
+		t.Run(name, func(t *testing.T) {
+			rec, err := testAuditor(srv, osvFile).Audit(context.Background(), pyInput())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]struct {
+				role  string
+				flags []schemas.SecurityFlag
+				adv   []string
+				ver   string
+			}{
+				"cython":   {RoleChanged, []schemas.SecurityFlag{schemas.FlagUnpinned}, nil, "0.29.36"},
+				"requests": {RoleUnchanged, nil, nil, "2.28.0"},
+				"PyYAML":   {RoleAdded, []schemas.SecurityFlag{schemas.FlagVulnerable}, []string{"PYSEC-2021-142"}, "5.3"},
+				"typo-pkg": {RoleAdded, []schemas.SecurityFlag{schemas.FlagNonexistent}, nil, "1.0"},
+				"oldlib":   {RoleDropped, []schemas.SecurityFlag{schemas.FlagRemoved}, nil, "0.1"},
+			}
+			got := byName(rec)
+			if len(got) != len(want) {
+				t.Fatalf("packages %v, want %d", rec.Packages, len(want))
+			}
+			for n, w := range want {
+				p := got[n]
+				if p.Role != w.role || !sameFlags(p.Flags, w.flags) || !reflect.DeepEqual(nonNil(p.Advisories), nonNil(w.adv)) || p.Version != w.ver {
+					t.Errorf("%s: role %s flags %v advisories %v version %s; want %s %v %v %s", n, p.Role, p.Flags, p.Advisories, p.Version, w.role, w.flags, w.adv, w.ver)
+				}
+			}
+			wantFlags := []schemas.SecurityFlag{schemas.FlagRemoved, schemas.FlagNonexistent, schemas.FlagVulnerable, schemas.FlagUnpinned}
+			if !reflect.DeepEqual(rec.SecurityFlags, wantFlags) {
+				t.Errorf("flags %v, want %v", rec.SecurityFlags, wantFlags)
+			}
+			wantCats := []schemas.Category{schemas.CategoryMisspecification, schemas.CategoryUnderspecification, schemas.CategoryConflict, schemas.CategorySecurity}
+			if !reflect.DeepEqual(rec.Categories, wantCats) {
+				t.Errorf("categories %v, want %v", rec.Categories, wantCats)
+			}
+			for _, c := range rec.CategoryRules {
+				if c.Rule == "" || c.Evidence == "" {
+					t.Errorf("category %s without rule or evidence", c.Category)
+				}
+			}
+			// requests is the only safe one of the four after-fix packages.
+			if rec.SafeInstall != (Safety{Safe: 1, Total: 4, Share: 0.25}) {
+				t.Errorf("safe install %+v", rec.SafeInstall)
+			}
+		})
+	}
+}
+
+func sameFlags(a, b []schemas.SecurityFlag) bool { return reflect.DeepEqual(nonNil(a), nonNil(b)) }
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func TestAuditNPMAndMaven(t *testing.T) {
+	srv := fakeUpstreams(t)
+	a := testAuditor(srv, false)
+	cases := []struct {
+		name string
+		eco  schemas.Ecosystem
+		deps []schemas.Dependency
+		want map[string][]schemas.SecurityFlag
+		safe Safety
+	}{
+		{"npm", schemas.EcosystemJavaScript,
+			[]schemas.Dependency{dep("left-pad", "1.3.0", true), dep("lodash", "4.17.20", true), dep("gone-pkg", "1.0.0", true),
+				dep("@scope/widget", "^2.0.0", false), dep("nope-not-here", "1.0.0", true)},
+			map[string][]schemas.SecurityFlag{"left-pad": nil, "lodash": {schemas.FlagVulnerable}, "gone-pkg": {schemas.FlagNonexistent},
+				"@scope/widget": {schemas.FlagUnpinned}, "nope-not-here": {schemas.FlagNonexistent}},
+			Safety{Safe: 1, Total: 5, Share: 0.2}},
+		{"maven", schemas.EcosystemJava,
+			[]schemas.Dependency{dep("junit:junit", "4.13.2", true), dep("com.example:missing", "1.0", true)},
+			map[string][]schemas.SecurityFlag{"junit:junit": nil, "com.example:missing": {schemas.FlagNonexistent}},
+			Safety{Safe: 1, Total: 2, Share: 0.5}},
+		{"cpp is not checked", schemas.EcosystemCPP,
+			[]schemas.Dependency{dep("PNG", "", false)},
+			map[string][]schemas.SecurityFlag{"PNG": nil},
+			Safety{Unchecked: 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, pkgs, err := SafeInstall(context.Background(), c.deps, c.eco, "2021-06-01T00:00:00Z", a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s != c.safe {
+				t.Errorf("safety %+v, want %+v", s, c.safe)
+			}
+			for _, p := range pkgs {
+				if !sameFlags(p.Flags, c.want[p.Name]) {
+					t.Errorf("%s: flags %v, want %v", p.Name, p.Flags, c.want[p.Name])
+				}
+			}
+		})
+	}
+}
+
+func TestExistedAtDate(t *testing.T) {
+	srv := fakeUpstreams(t)
+	a := testAuditor(srv, false)
+	_, pkgs, err := SafeInstall(context.Background(), []schemas.Dependency{dep("brand-new", "==1.0.0", true), dep("requests", "==2.28.0", true)},
+		schemas.EcosystemPython, "2023-01-01T00:00:00Z", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Tri{}
+	for _, p := range pkgs {
+		got[p.Name] = p.ExistedAtDate
+	}
+	if got["brand-new"] != No || got["requests"] != Yes {
+		t.Errorf("existed at date: %v", got)
+	}
+}
+
+// A failing upstream is an error of the audit, never "nonexistent".
+func TestUpstreamErrors(t *testing.T) {
+	srv := fakeUpstreams(t)
+	cases := []struct {
+		name string
+		eco  schemas.Ecosystem
+		a    func() *Auditor
+	}{
+		{"pypi 503", schemas.EcosystemPython, func() *Auditor { return testAuditor(srv, false) }},
+		{"npm 502", schemas.EcosystemJavaScript, func() *Auditor { return testAuditor(srv, false) }},
+		{"unreachable", schemas.EcosystemPython, func() *Auditor {
+			a := testAuditor(srv, false)
+			a.PyPI = &PyPI{Base: "http://127.0.0.1:1", Client: &http.Client{Timeout: 2 * time.Second}}
+			return a
+		}},
+		{"osv 500", schemas.EcosystemPython, func() *Auditor {
+			a := testAuditor(srv, false)
+			bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) }))
+			t.Cleanup(bad.Close)
+			a.OSV = &OSVAPI{Base: bad.URL, Client: bad.Client()}
+			return a
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			deps := []schemas.Dependency{dep("flaky", "==1.0", true)}
+			if c.name == "unreachable" || c.name == "osv 500" {
+				deps = []schemas.Dependency{dep("requests", "==2.28.0", true)}
+			}
+			_, pkgs, err := SafeInstall(context.Background(), deps, c.eco, "2023-01-01T00:00:00Z", c.a())
+			if err == nil {
+				t.Fatalf("no error; packages %+v", pkgs)
+			}
+		})
+	}
+}
+
+func TestSetupShAndConflictRules(t *testing.T) {
+	setup := "#!/bin/sh\nset -e\napt-get update\napt-get install -y --no-install-recommends libpng-dev zlib1g-dev\n"
+	in := Input{InstanceID: "envgap__claude-code__cpp-t1-1", Ecosystem: schemas.EcosystemCPP, RegistryDate: "2025-05-01T00:00:00Z",
+		After:            &schemas.Run{D1: schemas.DepSet{Deps: []schemas.Dependency{dep("PNG", "", false)}}},
+		Before:           &schemas.Run{D1: schemas.DepSet{Deps: []schemas.Dependency{dep("PNG", "", false)}}},
+		GoldFiles:        []schemas.File{{Path: "setup.sh", Content: &setup}},
+		FailureSignature: "npm ERR! code ERESOLVE",
+	}
+	rec, err := (&Auditor{}).Audit(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []schemas.Category{schemas.CategoryUnderspecification, schemas.CategoryConflict}
+	if !reflect.DeepEqual(rec.Categories, want) {
+		t.Fatalf("categories %v, want %v (%+v)", rec.Categories, want, rec.CategoryRules)
+	}
+	if !strings.Contains(rec.CategoryRules[0].Evidence, "libpng-dev zlib1g-dev") {
+		t.Errorf("evidence %q", rec.CategoryRules[0].Evidence)
+	}
+	if len(rec.SecurityFlags) != 0 {
+		t.Errorf("flags %v for unchecked packages", rec.SecurityFlags)
+	}
+}
+
+func TestRunStoresAndRead(t *testing.T) {
+	srv := fakeUpstreams(t)
+	st, err := data.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := pyInput()
+	c := schemas.Candidate{InstanceID: in.InstanceID, Set: schemas.SourceRepaired, Repo: "o/py", CreatedAt: "2023-07-01T00:00:00Z",
+		RegistryDate: in.RegistryDate, Ecosystem: schemas.EcosystemPython, IssueNumber: 1}
+	if _, err := st.AddCandidateSet("t", "t", []schemas.Candidate{c}, nil); err != nil {
+		t.Fatal(err)
+	}
+	logD, _ := st.Put([]byte(in.BeforeOutput))
+	in.Before.Steps = []schemas.StepRecord{{Name: "resolve", Output: logD}}
+	bd, _ := st.PutJSON(in.Before)
+	ad, _ := st.PutJSON(in.After)
+	vd, _ := st.PutJSON(&schemas.Verdict{Kind: "verdict", InstanceID: c.InstanceID, Before: []schemas.Digest{bd}, After: []schemas.Digest{ad}})
+	if err := st.SetRef(data.RefVerdicts+c.InstanceID, vd); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), st, testAuditor(srv, true), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Audited) != 1 || len(res.Failed) != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	rec, err := Read(st, c.InstanceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Verdict != vd || rec.AfterRun != ad || len(rec.SecurityFlags) != 4 || !strings.Contains(strings.Join(categoryNames(rec), ","), "conflict") {
+		t.Errorf("record %+v", rec)
+	}
+	// The plain lists export reads are at the top level of the stored JSON.
+	d, _ := st.Ref(RefPrefix + c.InstanceID)
+	b, _ := st.Get(d)
+	var plain struct {
+		Categories    []string `json:"categories"`
+		SecurityFlags []string `json:"security_flags"`
+	}
+	if err := json.Unmarshal(b, &plain); err != nil || len(plain.Categories) != 4 || len(plain.SecurityFlags) != 4 {
+		t.Errorf("stored lists %+v, %v", plain, err)
+	}
+	if _, err := Read(st, "envgap__none-1"); !errors.Is(err, data.ErrNotFound) {
+		t.Errorf("Read of an unaudited instance: %v", err)
+	}
+}
+
+func categoryNames(r *Record) []string {
+	var out []string
+	for _, c := range r.Categories {
+		out = append(out, string(c))
+	}
+	return out
+}

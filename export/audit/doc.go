@@ -1,0 +1,57 @@
+// Package audit is the registry audit: for each instance with a verdict it checks the
+// packages declared in D1 (the after-fix run's D1, with its constraint and pin) against
+// their registries and an advisory database, derives the card's security_flags and
+// categories, and stores one Record per instance under audits/<instance_id>.
+//
+// # What is checked
+//
+// Packages: every package of the after-fix run's D1, plus those of the before-fix run's
+// D1 that the fix changed or dropped. A package is "involved" when the fix adds, changes or
+// drops it; flags come from involved packages only (the card: the failure or its fix
+// involves a risky package), while the safe-install share covers every declared package.
+//
+//   - Registry existence, today and at registry_date: PyPI's JSON API
+//     (<pypi>/pypi/<name>/json: releases and their upload times), the npm packument
+//     (<registry>/<name>: versions, time, time.unpublished; the registry URL comes from
+//     `npm config get registry`), Maven Central's search API (<maven>/solrsearch/select
+//     with core=gav: versions and timestamps). C++ packages (CMake and pkg-config names)
+//     and system packages have no registry here and are recorded as not checked. A 5xx
+//     answer, a timeout or an unreadable body is an error of the audit, never "missing".
+//     A package that is gone today but was installed by the date-limited run (D2) or has a
+//     release older than registry_date existed at registry_date.
+//   - Advisories: OSV, by the pinned version or else the version the run installed (D2).
+//     In production the OSV API (POST <osv>/v1/querybatch); offline, a local file of OSV
+//     records (a JSON array or JSON Lines) matched here: exact versions, and ECOSYSTEM or
+//     SEMVER ranges (introduced, fixed, last_affected) compared segment by segment
+//     (numbers numerically, pre-release tags such as a, b, rc, alpha, beta, dev before the
+//     release, post after it). The local comparison is an approximation of PEP 440 and
+//     SemVer that is exact for ordinary release numbers.
+//   - Pinning: the D1 entry's Pinned, or an exact version in its spec (==1.2.3,
+//     1.2.3 for npm and Maven).
+//
+// # Flags
+//
+//   - removed: existed at registry_date (installed by the run, or released before it) but
+//     the registry answers 404 today (or npm marks it unpublished).
+//   - nonexistent: not in the registry at all.
+//   - vulnerable: an advisory affects the pinned or installed version.
+//   - unpinned: an involved package is not pinned to an exact version.
+//
+// # Categories
+//
+// Assigned by rules; each assignment records its rule and evidence:
+//
+//   - underspecification: the fix adds a package D1 lacked, or its setup.sh installs a
+//     system package (apt-get/apt install).
+//   - misspecification: the fix changes the version constraint of a package D1 had.
+//   - conflict: the before-fix run's output says ResolutionImpossible, ERESOLVE,
+//     "conflicting dependencies" or "version conflict".
+//   - security: any security flag.
+//
+// # Record
+//
+// An audit Record (kind "audit") holds the instance, the runs and verdict it read, the
+// upstreams it asked, every package result, "security_flags" and "categories" (plain lists
+// in the card's order, as export reads them), "category_rules" and the safe-install share.
+// Read returns it.
+package audit

@@ -1,0 +1,443 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Query asks for the advisories of one package version.
+type Query struct {
+	Ecosystem string // OSV ecosystem: PyPI, npm, Maven
+	Name      string
+	Version   string
+}
+
+// Advisories answers advisory queries.
+type Advisories interface {
+	// Query returns, for each query, the ids of the advisories that affect it.
+	Query(ctx context.Context, qs []Query) ([][]string, error)
+	// Source names the database for records.
+	Source() string
+}
+
+// OSVRecord is the part of an OSV record the audit reads.
+type OSVRecord struct {
+	ID       string        `json:"id"`
+	Modified string        `json:"modified,omitempty"`
+	Affected []OSVAffected `json:"affected"`
+}
+
+// OSVAffected is one affected package of an OSV record.
+type OSVAffected struct {
+	Package struct {
+		Ecosystem string `json:"ecosystem"`
+		Name      string `json:"name"`
+	} `json:"package"`
+	Versions []string   `json:"versions,omitempty"`
+	Ranges   []OSVRange `json:"ranges,omitempty"`
+}
+
+// OSVRange is a version range of an affected package.
+type OSVRange struct {
+	Type   string              `json:"type"`
+	Events []map[string]string `json:"events"`
+}
+
+// OSVAPI is the OSV web API's batch query.
+type OSVAPI struct {
+	Base   string
+	Client *http.Client
+}
+
+// Source returns the base URL.
+func (o *OSVAPI) Source() string { return o.Base }
+
+// Query implements Advisories with POST <base>/v1/querybatch, following next_page_token
+// per query.
+func (o *OSVAPI) Query(ctx context.Context, qs []Query) ([][]string, error) {
+	out := make([][]string, len(qs))
+	const batch = 1000
+	for start := 0; start < len(qs); start += batch {
+		end := min(start+batch, len(qs))
+		type pkg struct {
+			Name      string `json:"name"`
+			Ecosystem string `json:"ecosystem"`
+		}
+		type q struct {
+			Package   pkg    `json:"package"`
+			Version   string `json:"version"`
+			PageToken string `json:"page_token,omitempty"`
+		}
+		pending := map[int]string{}
+		for i := start; i < end; i++ {
+			pending[i] = ""
+		}
+		for len(pending) > 0 {
+			idx := make([]int, 0, len(pending))
+			for i := range pending {
+				idx = append(idx, i)
+			}
+			sort.Ints(idx)
+			var body struct {
+				Queries []q `json:"queries"`
+			}
+			for _, i := range idx {
+				body.Queries = append(body.Queries, q{pkg{qs[i].Name, qs[i].Ecosystem}, qs[i].Version, pending[i]})
+			}
+			var resp struct {
+				Results []struct {
+					Vulns []struct {
+						ID string `json:"id"`
+					} `json:"vulns"`
+					NextPageToken string `json:"next_page_token"`
+				} `json:"results"`
+			}
+			if err := o.post(ctx, body, &resp); err != nil {
+				return nil, err
+			}
+			if len(resp.Results) != len(idx) {
+				return nil, fmt.Errorf("osv querybatch: %d results for %d queries", len(resp.Results), len(idx))
+			}
+			next := map[int]string{}
+			for k, r := range resp.Results {
+				i := idx[k]
+				for _, v := range r.Vulns {
+					out[i] = append(out[i], v.ID)
+				}
+				if r.NextPageToken != "" {
+					next[i] = r.NextPageToken
+				}
+			}
+			pending = next
+		}
+	}
+	for i := range out {
+		out[i] = uniqSorted(out[i])
+	}
+	return out, nil
+}
+
+func (o *OSVAPI) post(ctx context.Context, body, v any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	u := strings.TrimRight(o.Base, "/") + "/v1/querybatch"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := o.Client.Do(req)
+	if err != nil {
+		return fmt.Errorf("osv querybatch: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("osv querybatch: %s: %s (an error of the advisory database, not an answer)", resp.Status, strings.TrimSpace(string(msg)))
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return fmt.Errorf("osv querybatch: unreadable answer: %w", err)
+	}
+	return nil
+}
+
+// OSVFile is a local set of OSV records.
+type OSVFile struct {
+	Name    string
+	Records []OSVRecord
+}
+
+// Source names the file.
+func (f *OSVFile) Source() string { return "file " + f.Name }
+
+// LoadOSVFile reads OSV records from a JSON array or JSON Lines file.
+func LoadOSVFile(path string) (*OSVFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("osv file: %w", err)
+	}
+	recs, err := ParseOSV(path, b)
+	if err != nil {
+		return nil, err
+	}
+	return &OSVFile{Name: path, Records: recs}, nil
+}
+
+// ParseOSV decodes OSV records from a JSON array or JSON Lines; name is used in errors.
+func ParseOSV(name string, b []byte) ([]OSVRecord, error) {
+	trim := bytes.TrimSpace(b)
+	if len(trim) > 0 && trim[0] == '[' {
+		var recs []OSVRecord
+		if err := json.Unmarshal(trim, &recs); err != nil {
+			return nil, fmt.Errorf("osv file %s: %w (want a JSON array or JSON Lines of OSV records)", name, err)
+		}
+		return recs, checkOSV(name, recs)
+	}
+	var recs []OSVRecord
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		l := bytes.TrimSpace(sc.Bytes())
+		if len(l) == 0 {
+			continue
+		}
+		var r OSVRecord
+		if err := json.Unmarshal(l, &r); err != nil {
+			return nil, fmt.Errorf("osv file %s line %d: %w", name, line, err)
+		}
+		recs = append(recs, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("osv file %s: %w", name, err)
+	}
+	return recs, checkOSV(name, recs)
+}
+
+func checkOSV(name string, recs []OSVRecord) error {
+	for i, r := range recs {
+		if r.ID == "" {
+			return fmt.Errorf("osv file %s: record %d has no id", name, i+1)
+		}
+	}
+	return nil
+}
+
+// Query implements Advisories by matching the records locally.
+func (f *OSVFile) Query(_ context.Context, qs []Query) ([][]string, error) {
+	out := make([][]string, len(qs))
+	for i, q := range qs {
+		for _, r := range f.Records {
+			if Affects(r, q) {
+				out[i] = append(out[i], r.ID)
+			}
+		}
+		out[i] = uniqSorted(out[i])
+	}
+	return out, nil
+}
+
+// Affects reports whether an OSV record affects the query's package version.
+func Affects(r OSVRecord, q Query) bool {
+	if q.Version == "" {
+		return false
+	}
+	for _, a := range r.Affected {
+		if !strings.EqualFold(a.Package.Ecosystem, q.Ecosystem) || normName(q.Ecosystem, a.Package.Name) != normName(q.Ecosystem, q.Name) {
+			continue
+		}
+		for _, v := range a.Versions {
+			if v == q.Version {
+				return true
+			}
+		}
+		for _, rg := range a.Ranges {
+			if rg.Type != "ECOSYSTEM" && rg.Type != "SEMVER" {
+				continue
+			}
+			if inRange(rg.Events, q.Version) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// inRange evaluates OSV events in order: introduced opens, fixed and last_affected close.
+func inRange(events []map[string]string, v string) bool {
+	type ev struct{ kind, ver string }
+	var evs []ev
+	for _, e := range events {
+		for k, x := range e {
+			evs = append(evs, ev{k, x})
+		}
+	}
+	sort.SliceStable(evs, func(i, j int) bool {
+		a, b := evs[i].ver, evs[j].ver
+		if a == "0" || b == "0" {
+			return a == "0" && b != "0"
+		}
+		return CompareVersions(a, b) < 0
+	})
+	affected := false
+	for _, e := range evs {
+		switch e.kind {
+		case "introduced":
+			if e.ver == "0" || CompareVersions(v, e.ver) >= 0 {
+				affected = true
+			}
+		case "fixed":
+			if CompareVersions(v, e.ver) >= 0 {
+				affected = false
+			}
+		case "last_affected":
+			if CompareVersions(v, e.ver) > 0 {
+				affected = false
+			}
+		}
+	}
+	return affected
+}
+
+func normName(eco, name string) string {
+	if eco == "PyPI" {
+		return normalizePython(name)
+	}
+	return name
+}
+
+func normalizePython(name string) string {
+	name = strings.ToLower(strings.TrimSpace(name))
+	var b strings.Builder
+	sep := false
+	for _, r := range name {
+		if r == '-' || r == '_' || r == '.' {
+			sep = true
+			continue
+		}
+		if sep && b.Len() > 0 {
+			b.WriteByte('-')
+		}
+		sep = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// CompareVersions compares two version strings segment by segment: numbers numerically,
+// words alphabetically; a pre-release word (a, b, c, rc, alpha, beta, pre, preview, dev,
+// snapshot) sorts before the release it precedes, "post" after it.
+func CompareVersions(a, b string) int {
+	ta, tb := tokens(a), tokens(b)
+	for i := 0; i < max(len(ta), len(tb)); i++ {
+		switch {
+		case i >= len(ta):
+			if tb[i] == "0" {
+				continue // 1.0 == 1.0.0
+			}
+			return -tailSign(tb[i])
+		case i >= len(tb):
+			if ta[i] == "0" {
+				continue
+			}
+			return tailSign(ta[i])
+		}
+		x, y := ta[i], tb[i]
+		xn, xerr := strconv.ParseUint(x, 10, 64)
+		yn, yerr := strconv.ParseUint(y, 10, 64)
+		switch {
+		case xerr == nil && yerr == nil:
+			if xn != yn {
+				if xn < yn {
+					return -1
+				}
+				return 1
+			}
+		case xerr == nil: // number vs word: the word is a pre-release (or post) tag
+			return -tailSign(y)
+		case yerr == nil:
+			return tailSign(x)
+		default:
+			if rx, ry := wordRank(x), wordRank(y); rx != ry {
+				if rx < ry {
+					return -1
+				}
+				return 1
+			}
+			if c := strings.Compare(x, y); c != 0 {
+				return c
+			}
+		}
+	}
+	return 0
+}
+
+// tailSign says whether a version that continues with token t sorts after (1) or before
+// (-1) the same version without it.
+func tailSign(t string) int {
+	if _, err := strconv.ParseUint(t, 10, 64); err == nil {
+		return 1
+	}
+	if wordRank(t) < 0 {
+		return -1
+	}
+	return 1
+}
+
+func wordRank(w string) int {
+	switch w {
+	case "dev", "snapshot":
+		return -5
+	case "a", "alpha":
+		return -4
+	case "b", "beta":
+		return -3
+	case "c", "rc", "pre", "preview", "cr", "m", "milestone":
+		return -2
+	case "post", "final", "ga", "release", "sp":
+		return 1
+	}
+	return 0
+}
+
+func tokens(v string) []string {
+	v = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(v), "v"))
+	if i := strings.IndexByte(v, '+'); i >= 0 { // build metadata does not order
+		v = v[:i]
+	}
+	var out []string
+	var cur strings.Builder
+	kind := 0 // 1 digit, 2 letter
+	flush := func() {
+		if cur.Len() > 0 {
+			out = append(out, cur.String())
+			cur.Reset()
+		}
+	}
+	for _, r := range v {
+		k := 0
+		switch {
+		case unicode.IsDigit(r):
+			k = 1
+		case unicode.IsLetter(r):
+			k = 2
+		}
+		if k == 0 {
+			flush()
+			kind = 0
+			continue
+		}
+		if k != kind {
+			flush()
+		}
+		kind = k
+		cur.WriteRune(r)
+	}
+	flush()
+	return out
+}
+
+func uniqSorted(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	sort.Strings(s)
+	out := s[:1]
+	for _, x := range s[1:] {
+		if x != out[len(out)-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,231 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Production defaults of the upstreams (npm's comes from the npm client's configuration).
+const (
+	DefaultPyPIURL  = "https://pypi.org"
+	DefaultMavenURL = "https://search.maven.org"
+	DefaultOSVURL   = "https://api.osv.dev"
+)
+
+// Tri is a yes/no answer that may be unknown.
+type Tri string
+
+// Tri values.
+const (
+	Yes     Tri = "yes"
+	No      Tri = "no"
+	Unknown Tri = "unknown"
+)
+
+// Existence is what a registry says about a package.
+type Existence struct {
+	// Now: the registry has the package today.
+	Now bool `json:"now"`
+	// AtDate: a release is older than the registry date (Unknown when the registry
+	// gives no dates, or the package is gone).
+	AtDate Tri `json:"at_date"`
+	// Versions known today (for reports; may be truncated).
+	Versions int `json:"versions"`
+}
+
+// Registry answers whether a package exists.
+type Registry interface {
+	// Lookup returns the package's existence; a missing package is not an error, an
+	// unreachable or failing registry is.
+	Lookup(ctx context.Context, name string, date time.Time) (Existence, error)
+	// URL names the upstream for records.
+	URL() string
+}
+
+// httpGetJSON fetches u and decodes a 200 answer into v. It returns found=false on 404 and
+// 410, an error on anything else.
+func httpGetJSON(ctx context.Context, c *http.Client, u string, v any) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return false, fmt.Errorf("get %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		return false, nil
+	case resp.StatusCode != http.StatusOK:
+		return false, fmt.Errorf("get %s: %s (a registry error, not an answer about the package; try again later)", u, resp.Status)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 256<<20)).Decode(v); err != nil {
+		return false, fmt.Errorf("get %s: unreadable answer: %w", u, err)
+	}
+	return true, nil
+}
+
+// PyPI is the PyPI JSON API.
+type PyPI struct {
+	Base   string
+	Client *http.Client
+}
+
+// URL returns the base URL.
+func (p *PyPI) URL() string { return p.Base }
+
+// Lookup implements Registry with GET <base>/pypi/<name>/json.
+func (p *PyPI) Lookup(ctx context.Context, name string, date time.Time) (Existence, error) {
+	var body struct {
+		Releases map[string][]struct {
+			UploadTime string `json:"upload_time_iso_8601"`
+		} `json:"releases"`
+	}
+	found, err := httpGetJSON(ctx, p.Client, strings.TrimRight(p.Base, "/")+"/pypi/"+url.PathEscape(name)+"/json", &body)
+	if err != nil || !found {
+		return Existence{AtDate: Unknown}, err
+	}
+	e := Existence{Now: true, AtDate: No, Versions: len(body.Releases)}
+	for _, files := range body.Releases {
+		for _, f := range files {
+			if t, err := time.Parse(time.RFC3339, f.UploadTime); err == nil && !t.After(date) {
+				e.AtDate = Yes
+			}
+		}
+	}
+	return e, nil
+}
+
+// NPM is an npm registry (packuments).
+type NPM struct {
+	Base   string
+	Client *http.Client
+}
+
+// URL returns the base URL.
+func (n *NPM) URL() string { return n.Base }
+
+// Lookup implements Registry with GET <base>/<name> (a scoped name's slash escaped).
+func (n *NPM) Lookup(ctx context.Context, name string, date time.Time) (Existence, error) {
+	var body struct {
+		Versions map[string]json.RawMessage `json:"versions"`
+		Time     map[string]json.RawMessage `json:"time"`
+	}
+	esc := strings.Replace(url.PathEscape(name), "%40", "@", 1)
+	found, err := httpGetJSON(ctx, n.Client, strings.TrimRight(n.Base, "/")+"/"+esc, &body)
+	if err != nil || !found {
+		return Existence{AtDate: Unknown}, err
+	}
+	if _, gone := body.Time["unpublished"]; gone || len(body.Versions) == 0 {
+		return Existence{AtDate: Unknown}, nil
+	}
+	e := Existence{Now: true, AtDate: No, Versions: len(body.Versions)}
+	for v, raw := range body.Time {
+		if v == "created" || v == "modified" {
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339, s); err == nil && !t.After(date) {
+			e.AtDate = Yes
+		}
+	}
+	return e, nil
+}
+
+// Maven is Maven Central's search API.
+type Maven struct {
+	Base   string
+	Client *http.Client
+}
+
+// URL returns the base URL.
+func (m *Maven) URL() string { return m.Base }
+
+// Lookup implements Registry for "group:artifact" names with
+// GET <base>/solrsearch/select?q=g:"G" AND a:"A"&core=gav&rows=200&wt=json.
+func (m *Maven) Lookup(ctx context.Context, name string, date time.Time) (Existence, error) {
+	g, a, ok := strings.Cut(name, ":")
+	if !ok || g == "" || a == "" {
+		return Existence{AtDate: Unknown}, fmt.Errorf("maven package %q: want group:artifact", name)
+	}
+	q := url.Values{}
+	q.Set("q", fmt.Sprintf(`g:"%s" AND a:"%s"`, g, a))
+	q.Set("core", "gav")
+	q.Set("rows", "200")
+	q.Set("wt", "json")
+	var body struct {
+		Response struct {
+			NumFound int `json:"numFound"`
+			Docs     []struct {
+				V         string `json:"v"`
+				Timestamp int64  `json:"timestamp"`
+			} `json:"docs"`
+		} `json:"response"`
+	}
+	found, err := httpGetJSON(ctx, m.Client, strings.TrimRight(m.Base, "/")+"/solrsearch/select?"+q.Encode(), &body)
+	if err != nil {
+		return Existence{AtDate: Unknown}, err
+	}
+	if !found || body.Response.NumFound == 0 {
+		return Existence{AtDate: Unknown}, nil
+	}
+	e := Existence{Now: true, AtDate: Unknown, Versions: body.Response.NumFound}
+	for _, d := range body.Response.Docs {
+		if d.Timestamp == 0 {
+			continue
+		}
+		if e.AtDate == Unknown {
+			e.AtDate = No
+		}
+		if !time.UnixMilli(d.Timestamp).After(date) {
+			e.AtDate = Yes
+		}
+	}
+	return e, nil
+}
+
+// NPMConfigRegistry asks the npm client for its registry (`npm config get registry`).
+func NPMConfigRegistry(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "npm", "config", "get", "registry").Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "", fmt.Errorf("npm config get registry: %w: %s", err, strings.TrimSpace(string(ee.Stderr)))
+		}
+		return "", fmt.Errorf("npm config get registry: %w (install npm, or pass --npm-registry URL)", err)
+	}
+	u := strings.TrimSpace(string(out))
+	if _, err := url.ParseRequestURI(u); err != nil || u == "undefined" {
+		return "", fmt.Errorf("npm config get registry gave %q: pass --npm-registry URL", u)
+	}
+	return u, nil
+}
+
+// ParseDate parses a registry_date (RFC 3339, or a bare date meaning its end in UTC).
+func ParseDate(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t.Add(24*time.Hour - time.Second), nil
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.Unix(n, 0).UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("registry_date %q: want RFC 3339 (2023-07-30T12:48:33Z)", s)
+}

@@ -1,0 +1,148 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
+)
+
+// maxOutputBytes is how much of each before-fix step's output is read for the conflict rule.
+const maxOutputBytes = 4 << 20
+
+// Result says what a store audit did.
+type Result struct {
+	Audited []Summary `json:"audited"`
+	Failed  []Failure `json:"failed"`
+}
+
+// Summary is one stored audit.
+type Summary struct {
+	InstanceID    string                 `json:"instance_id"`
+	Record        schemas.Digest         `json:"record"`
+	SecurityFlags []schemas.SecurityFlag `json:"security_flags"`
+	Categories    []schemas.Category     `json:"categories"`
+	SafeInstall   Safety                 `json:"safe_install"`
+}
+
+// Failure is an instance whose audit could not be made (a registry or advisory error).
+type Failure struct {
+	InstanceID string `json:"instance_id"`
+	Error      string `json:"error"`
+}
+
+// Run audits every instance with a verdict (or only ids, when given), stores each Record
+// and points audits/<instance_id> at it. An instance whose upstream fails is listed in
+// Failed and keeps its previous audit; the others are done.
+func Run(ctx context.Context, st *data.Store, a *Auditor, ids []string) (*Result, error) {
+	if len(ids) == 0 {
+		refs, err := st.Refs(data.RefVerdicts)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range refs {
+			ids = append(ids, strings.TrimPrefix(r.Name, data.RefVerdicts))
+		}
+	}
+	res := &Result{Audited: []Summary{}, Failed: []Failure{}}
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		in, vd, err := LoadInput(st, id)
+		if err != nil {
+			return res, err
+		}
+		rec, err := a.Audit(ctx, *in)
+		if err != nil {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			res.Failed = append(res.Failed, Failure{id, err.Error()})
+			continue
+		}
+		rec.Verdict = vd
+		v, _, _ := st.Verdict(id)
+		if len(v.Before) > 0 {
+			rec.BeforeRun = v.Before[0]
+		}
+		if len(v.After) > 0 {
+			rec.AfterRun = v.After[0]
+		}
+		d, err := st.PutJSON(rec)
+		if err != nil {
+			return res, err
+		}
+		if err := st.SetRef(RefPrefix+id, d); err != nil {
+			return res, err
+		}
+		res.Audited = append(res.Audited, Summary{id, d, rec.SecurityFlags, rec.Categories, rec.SafeInstall})
+	}
+	return res, nil
+}
+
+// LoadInput gathers an instance's audit input from the store: its verdict's first before-
+// and after-fix runs, the before-fix output, and the task row (or candidate) fields.
+func LoadInput(st *data.Store, id string) (*Input, schemas.Digest, error) {
+	v, vd, err := st.Verdict(id)
+	if err != nil {
+		return nil, vd, fmt.Errorf("audit %s: verdict: %w", id, err)
+	}
+	in := &Input{InstanceID: id}
+	var t schemas.Task
+	if d, err := st.Ref(data.RefTasks + id); err == nil {
+		if err := st.GetJSON(d, &t); err != nil {
+			return nil, vd, fmt.Errorf("audit %s: task: %w", id, err)
+		}
+		in.Ecosystem, in.RegistryDate, in.FailureSignature, in.GoldFiles = t.Ecosystem, t.RegistryDate, t.FailureSignature, t.GoldFiles
+	} else if errors.Is(err, data.ErrNotFound) {
+		c, err := st.CandidateByID(id)
+		if err != nil {
+			return nil, vd, fmt.Errorf("audit %s: %w", id, err)
+		}
+		in.Ecosystem, in.RegistryDate, in.FailureSignature, in.GoldFiles = c.Ecosystem, c.RegistryDate, c.FailureSignature, c.GoldFiles
+		if in.FailureSignature == "" {
+			in.FailureSignature = v.FailureSignature
+		}
+	} else {
+		return nil, vd, err
+	}
+	load := func(ds []schemas.Digest) (*schemas.Run, error) {
+		if len(ds) == 0 {
+			return nil, nil
+		}
+		var r schemas.Run
+		if err := st.GetJSON(ds[0], &r); err != nil {
+			return nil, fmt.Errorf("audit %s: run %s: %w", id, ds[0].Short(), err)
+		}
+		return &r, nil
+	}
+	if in.Before, err = load(v.Before); err != nil {
+		return nil, vd, err
+	}
+	if in.After, err = load(v.After); err != nil {
+		return nil, vd, err
+	}
+	if in.Before != nil {
+		var b strings.Builder
+		for _, s := range in.Before.Steps {
+			if s.Output.IsZero() {
+				continue
+			}
+			rc, err := st.OpenObject(s.Output)
+			if err != nil {
+				continue // a missing log only weakens the conflict rule
+			}
+			out, _ := io.ReadAll(io.LimitReader(rc, maxOutputBytes))
+			rc.Close()
+			b.Write(out)
+			b.WriteByte('\n')
+		}
+		in.BeforeOutput = b.String()
+	}
+	return in, vd, nil
+}

@@ -1,0 +1,148 @@
+package export
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
+)
+
+// ExcludedTask is one row of the card's table of tasks excluded from scoring.
+type ExcludedTask struct {
+	InstanceID string         `json:"task"`
+	Set        schemas.Source `json:"set"`
+	// Kind is "repair" or "control".
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
+	Since  string `json:"since"`
+	ByHand bool   `json:"by_hand"`
+}
+
+// Exclusions lists the store's tasks that are excluded from scoring, sorted by instance id,
+// with the latest exclusion of each.
+func Exclusions(st *data.Store) ([]ExcludedTask, error) {
+	tasks, err := st.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	return exclusionsOf(st, tasks)
+}
+
+// exclusionsOf is Exclusions over an already loaded task set.
+func exclusionsOf(st *data.Store, tasks []schemas.Task) ([]ExcludedTask, error) {
+	out := []ExcludedTask{}
+	for i := range tasks {
+		t := &tasks[i]
+		if !t.ExcludedFromScoring {
+			continue
+		}
+		ex, err := st.Exclusion(t.InstanceID)
+		if err != nil {
+			return nil, fmt.Errorf("exclusion of %s: %w", t.InstanceID, err)
+		}
+		kind := ex.TaskKind
+		if kind == "" {
+			kind = kindOf(t)
+		}
+		out = append(out, ExcludedTask{InstanceID: t.InstanceID, Set: t.Source, Kind: kind,
+			Reason: ex.Reason, Since: ex.Since, ByHand: ex.ByHand})
+	}
+	return out, nil
+}
+
+func kindOf(t *schemas.Task) string {
+	if t.IsControl {
+		return KindControl
+	}
+	return KindRepair
+}
+
+// ExcludeRequest is a hand exclusion: a task found broken for a reason no recheck measures
+// (a parser misread a file, the harness cannot run the project, ...).
+type ExcludeRequest struct {
+	InstanceID string
+	Reason     string
+	// Kind is "repair" or "control"; empty takes it from the task row.
+	Kind string
+	// Now is the clock (the exclusion's since); nil means time.Now.
+	Now func() time.Time
+}
+
+// ExcludeResult says what Exclude did.
+type ExcludeResult struct {
+	InstanceID string            `json:"instance_id"`
+	Exclusion  schemas.Exclusion `json:"exclusion"`
+	Digest     schemas.Digest    `json:"digest"`
+	// Unchanged is set when the latest exclusion already has this reason and kind; nothing
+	// was written.
+	Unchanged bool `json:"unchanged"`
+}
+
+// Exclude records a hand exclusion of an admitted task as ref exclusions/<id>. A newer
+// exclusion points at the one it supersedes (Previous); nothing is ever deleted, and the
+// task row itself is not rewritten: the store's task set applies the latest exclusion.
+// Excluding again with the same reason and kind changes nothing.
+func Exclude(st *data.Store, req ExcludeRequest) (*ExcludeResult, error) {
+	id := req.InstanceID
+	reason := strings.TrimSpace(req.Reason)
+	if reason == "" {
+		return nil, errors.New("exclude: the reason is empty; say in words why the task cannot be scored (it is printed in the dataset card)")
+	}
+	if strings.ContainsAny(reason, "\n|") {
+		return nil, errors.New("exclude: the reason must be one line without '|' (it becomes a row of the card's table)")
+	}
+	if req.Kind != "" && req.Kind != KindRepair && req.Kind != KindControl {
+		return nil, fmt.Errorf("exclude: kind %q: want repair or control", req.Kind)
+	}
+	d, err := st.Ref(data.RefTasks + id)
+	if errors.Is(err, data.ErrNotFound) {
+		return nil, fmt.Errorf("exclude %s: no such task (only admitted tasks can be excluded; envgap status lists them): %w", id, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("exclude %s: %w", id, err)
+	}
+	var t schemas.Task
+	if err := st.GetJSON(d, &t); err != nil {
+		return nil, fmt.Errorf("exclude %s: %w", id, err)
+	}
+	kind := req.Kind
+	if kind == "" {
+		kind = kindOf(&t)
+	}
+	now := time.Now
+	if req.Now != nil {
+		now = req.Now
+	}
+	since := now().UTC().Format(time.RFC3339)
+	prev, err := st.Ref(data.RefExclusions + id)
+	switch {
+	case err == nil:
+		var old schemas.Exclusion
+		if err := st.GetJSON(prev, &old); err != nil {
+			return nil, fmt.Errorf("exclude %s: previous exclusion: %w", id, err)
+		}
+		if old.Reason == reason && old.TaskKind == kind {
+			return &ExcludeResult{InstanceID: id, Exclusion: old, Digest: prev, Unchanged: true}, nil
+		}
+		// A new reason for a task that is already excluded: it has been excluded since then.
+		if old.Since != "" {
+			since = old.Since
+		}
+	case errors.Is(err, data.ErrNotFound):
+	default:
+		return nil, fmt.Errorf("exclude %s: %w", id, err)
+	}
+	ex := schemas.Exclusion{Kind: "exclusion", InstanceID: id, TaskKind: kind, Reason: reason,
+		Since: since, ByHand: true, Previous: prev}
+	nd, err := st.PutJSON(&ex)
+	if err != nil {
+		return nil, fmt.Errorf("exclude %s: %w", id, err)
+	}
+	if err := st.SetRef(data.RefExclusions+id, nd); err != nil {
+		return nil, fmt.Errorf("exclude %s: %w", id, err)
+	}
+	return &ExcludeResult{InstanceID: id, Exclusion: ex, Digest: nd}, nil
+}

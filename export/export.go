@@ -1,0 +1,533 @@
+package export
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
+)
+
+// ErrNoTasks is returned by Export when the store has no task: there is nothing to
+// publish, and no folder is written.
+var ErrNoTasks = errors.New("the store has no tasks (verify candidates with envgap verify, then admit them with envgap admit); nothing was written")
+
+// Options configure Export.
+type Options struct {
+	// Out is the export folder. It must not exist, be empty, or be a folder an earlier
+	// export wrote (its README.md carries the generated-card marker).
+	Out string
+	// Repo is the Hub dataset the card's snippets load from; empty means DefaultRepo.
+	Repo string
+	// Limits bound row groups and files; the zero value means DefaultLimits.
+	Limits Limits
+	// CheckReviewed must refuse the export while credential-scan findings wait for a
+	// person's review (scan.CheckReviewed). It is required: an export without it fails.
+	CheckReviewed func(*data.Store) error
+	// CredentialNotes returns the card's credential-scan paragraph (scan.CardSection)
+	// given the exported task ids; nil or "" gives a plain sentence.
+	CredentialNotes func(st *data.Store, taskIDs []string) (string, error)
+	// RedactTask and RedactCandidate, when set, replace reviewed secrets in a row's text
+	// before it is written (scan.ApplyRedactions); they return how many they replaced. A
+	// redacted task set has its own corpus id: the card and Report.CorpusID give the
+	// published one, Report.StoreCorpusID the store's.
+	RedactTask      func(*schemas.Task) (int, error)
+	RedactCandidate func(*schemas.Candidate) (int, error)
+	// Audits, when set, is checked against the task rows: a task whose audit says other
+	// categories or security flags than its row stops the export (run envgap admit again).
+	Audits AuditSource
+	// Release, when set (e.g. 2026-09-29), records the exported task set in the store as
+	// ref releases/<Release>. A release name is never reused for another task set.
+	Release string
+}
+
+// ConfigReport describes one written config.
+type ConfigReport struct {
+	Name  string     `json:"name"`
+	Rows  int        `json:"rows"`
+	Files []FileInfo `json:"files"`
+}
+
+// Report says what Export wrote.
+type Report struct {
+	Out string `json:"out"`
+	// CorpusID is the id of the published rows (what envgap corpus-id prints on the
+	// folder); StoreCorpusID that of the store's task set. They differ only when secrets
+	// were redacted.
+	CorpusID      string `json:"corpus_id"`
+	StoreCorpusID string `json:"store_corpus_id"`
+	// Redacted counts the secrets replaced in published text.
+	Redacted   int            `json:"redacted"`
+	Tasks      int            `json:"tasks"`
+	Candidates int            `json:"candidates"`
+	Excluded   int            `json:"excluded"`
+	Configs    []ConfigReport `json:"configs"`
+	// Other lists README.md and the chart.
+	Other   []FileInfo `json:"other"`
+	Release string     `json:"release,omitempty"`
+}
+
+// Export writes the Hub folder of the store's task set: data/<config>/*.parquet for the
+// six configs, README.md (YAML front matter and the dataset card) and the funnel chart.
+// It checks every row first and writes nothing when a row is bad, when the credential
+// review is not done, or when there is no task. The same store gives byte-identical files.
+func Export(st *data.Store, opts Options) (*Report, error) {
+	if opts.Out == "" {
+		return nil, errors.New("export: no output folder given")
+	}
+	if opts.CheckReviewed == nil {
+		return nil, errors.New("export: no credential-scan review check is wired in (Options.CheckReviewed); refusing to publish unreviewed text")
+	}
+	if opts.Repo == "" {
+		opts.Repo = DefaultRepo
+	}
+	if opts.Limits == (Limits{}) {
+		opts.Limits = DefaultLimits
+	}
+	if opts.Release != "" && !releaseNameRe.MatchString(opts.Release) {
+		return nil, fmt.Errorf("export: release name %q: use a date like 2026-09-29 (letters, digits, ._-)", opts.Release)
+	}
+	if err := checkOutFolder(opts.Out); err != nil {
+		return nil, err
+	}
+	tasks, err := st.Tasks()
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	if len(tasks) == 0 {
+		return nil, fmt.Errorf("export: %w", ErrNoTasks)
+	}
+	if err := opts.CheckReviewed(st); err != nil {
+		return nil, fmt.Errorf("export: credential scan: %w", err)
+	}
+	if opts.Audits != nil {
+		if err := checkAudits(tasks, opts.Audits); err != nil {
+			return nil, err
+		}
+	}
+	storeID, err := schemas.CorpusID(tasks)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+
+	// The published rows: copies of the store's, with reviewed secrets redacted.
+	pub := make([]schemas.Task, len(tasks))
+	redacted := 0
+	for i := range tasks {
+		pub[i] = cloneTask(&tasks[i])
+		if opts.RedactTask != nil {
+			n, err := opts.RedactTask(&pub[i])
+			if err != nil {
+				return nil, fmt.Errorf("export: redacting %s: %w", pub[i].InstanceID, err)
+			}
+			redacted += n
+		}
+	}
+	// Rows, checked before anything is written.
+	taskRows := make([]TaskRow, len(pub))
+	for i := range pub {
+		taskRows[i] = TaskRowOf(&pub[i])
+		if err := checkRow(ConfigFull, pub[i].InstanceID, &taskRows[i]); err != nil {
+			return nil, err
+		}
+		if ps := pub[i].Validate(); len(ps) > 0 {
+			return nil, &RowError{Config: ConfigFull, InstanceID: pub[i].InstanceID, Field: ps[0].Field, Msg: ps[0].Msg + " (fix the record and run envgap admit again)"}
+		}
+	}
+	if err := checkRoundTrip(pub, taskRows); err != nil {
+		return nil, err
+	}
+	pubID := storeID
+	if redacted > 0 {
+		if pubID, err = schemas.CorpusID(pub); err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+	}
+	candRows, redC, err := candidateRows(st, pub, opts.RedactCandidate)
+	if err != nil {
+		return nil, err
+	}
+	redacted += redC
+	for i := range candRows {
+		if err := checkRow(ConfigCandidates, candRows[i].InstanceID, &candRows[i]); err != nil {
+			return nil, err
+		}
+	}
+	funnel := funnelOf(candRows, pub)
+	excluded, err := exclusionsOf(st, tasks)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	var release *schemas.Release
+	if opts.Release != "" {
+		if release, err = prepareRelease(st, opts.Release, pubID, tasks); err != nil {
+			return nil, err
+		}
+	}
+	var notes string
+	if opts.CredentialNotes != nil {
+		ids := make([]string, len(pub))
+		for i := range pub {
+			ids[i] = pub[i].InstanceID
+		}
+		if notes, err = opts.CredentialNotes(st, ids); err != nil {
+			return nil, fmt.Errorf("export: credential notes: %w", err)
+		}
+	}
+
+	// Write everything into a temporary sibling folder, then move it into place.
+	abs, err := filepath.Abs(opts.Out)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".export-*")
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	rep := &Report{Out: opts.Out, CorpusID: pubID, StoreCorpusID: storeID, Redacted: redacted,
+		Tasks: len(pub), Candidates: len(candRows), Excluded: len(excluded)}
+	rowsOf := map[string]int{}
+	for _, cfg := range Configs {
+		var infos []FileInfo
+		var n int
+		if cfg == ConfigCandidates {
+			infos, err = writeConfig(tmp, cfg, candRows, candidateRowBytes, opts.Limits)
+			n = len(candRows)
+		} else {
+			rows := selectRows(taskRows, pub, cfg)
+			infos, err = writeConfig(tmp, cfg, rows, taskRowBytes, opts.Limits)
+			n = len(rows)
+		}
+		if err != nil {
+			return nil, err
+		}
+		rowsOf[cfg] = n
+		rep.Configs = append(rep.Configs, ConfigReport{Name: cfg, Rows: n, Files: infos})
+	}
+	chart, err := FunnelChart(funnel)
+	if err != nil {
+		return nil, fmt.Errorf("export: chart: %w", err)
+	}
+	card, err := renderCard(&cardData{Repo: opts.Repo, CorpusID: pubID, Tasks: pub, Candidates: candRows,
+		Funnel: funnel, Excluded: excluded, ConfigRows: rowsOf, Credentials: notes})
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	for _, f := range []struct {
+		rel string
+		b   []byte
+	}{{"README.md", card}, {FunnelChartPath, chart}} {
+		if err := writeSmallFile(filepath.Join(tmp, filepath.FromSlash(f.rel)), f.b); err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+		rep.Other = append(rep.Other, FileInfo{Path: f.rel, Bytes: int64(len(f.b)), SHA256: schemas.Hash(f.b).Hex()})
+	}
+	if err := install(tmp, abs); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	if release != nil {
+		d, err := st.PutJSON(release)
+		if err == nil {
+			err = st.SetRef(data.RefReleases+opts.Release, d)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("export: the files were written, but recording release %s failed: %w", opts.Release, err)
+		}
+		rep.Release = data.RefReleases + opts.Release
+	}
+	return rep, nil
+}
+
+// checkRoundTrip checks that the rows give back exactly the published tasks; one that
+// would not (a null list in a stored row, say) is caught here rather than by a reader of
+// the release.
+func checkRoundTrip(pub []schemas.Task, rows []TaskRow) error {
+	for i := range rows {
+		back := rows[i].Task()
+		if reflect.DeepEqual(&pub[i], &back) {
+			continue
+		}
+		field := "a column"
+		if cols := DiffColumns(&pub[i], &back); len(cols) > 0 {
+			field = cols[0]
+		}
+		return &RowError{Config: ConfigFull, InstanceID: pub[i].InstanceID, Field: field,
+			Msg: "does not survive the parquet round trip (a null list?); run envgap admit again to rewrite the row"}
+	}
+	return nil
+}
+
+// funnelOf counts the funnel of the exported rows: candidates by set and outcome (the
+// outcomes the candidates config shows), tasks and exclusions by set.
+func funnelOf(cands []CandidateRow, tasks []schemas.Task) *data.Funnel {
+	f := &data.Funnel{Candidates: map[schemas.Source]map[schemas.Outcome]int{}, Tasks: map[schemas.Source]int{}, Excluded: map[schemas.Source]int{}}
+	for _, c := range cands {
+		s := schemas.Source(c.Set)
+		if f.Candidates[s] == nil {
+			f.Candidates[s] = map[schemas.Outcome]int{}
+		}
+		f.Candidates[s][schemas.Outcome(c.Outcome)]++
+		f.Total++
+	}
+	for i := range tasks {
+		f.Tasks[tasks[i].Source]++
+		f.TaskTotal++
+		if tasks[i].ExcludedFromScoring {
+			f.Excluded[tasks[i].Source]++
+		}
+	}
+	return f
+}
+
+var releaseNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// belongs reports whether a task goes into a task config.
+func belongs(t *schemas.Task, cfg string) bool {
+	switch cfg {
+	case ConfigFull:
+		return true
+	case ConfigReported, ConfigRepaired, ConfigLite:
+		return string(t.Source) == cfg
+	case ConfigSecure:
+		return slices.Contains(t.Splits, schemas.SplitSecure)
+	}
+	return false
+}
+
+func selectRows(rows []TaskRow, tasks []schemas.Task, cfg string) []TaskRow {
+	out := []TaskRow{}
+	for i := range tasks {
+		if belongs(&tasks[i], cfg) {
+			out = append(out, rows[i])
+		}
+	}
+	return out
+}
+
+func selectConfig(tasks []schemas.Task, cfg string) []schemas.Task {
+	out := []schemas.Task{}
+	for i := range tasks {
+		if belongs(&tasks[i], cfg) {
+			out = append(out, tasks[i])
+		}
+	}
+	return out
+}
+
+// candidateRows builds the candidates config: every candidate with its current outcome,
+// sorted by instance id, redacted when a redactor is given. tasks are the published task
+// rows.
+func candidateRows(st *data.Store, tasks []schemas.Task, redact func(*schemas.Candidate) (int, error)) ([]CandidateRow, int, error) {
+	cands, err := st.Candidates()
+	if err != nil {
+		return nil, 0, fmt.Errorf("export: %w", err)
+	}
+	byID := make(map[string]*schemas.Task, len(tasks))
+	for i := range tasks {
+		byID[tasks[i].InstanceID] = &tasks[i]
+	}
+	out := make([]CandidateRow, 0, len(cands))
+	redacted := 0
+	for i := range cands {
+		status, err := st.CurrentOutcome(cands[i].Candidate)
+		if err != nil {
+			return nil, 0, fmt.Errorf("export: candidate %s: %w", cands[i].InstanceID, err)
+		}
+		c := cloneCandidate(&cands[i].Candidate)
+		if redact != nil {
+			n, err := redact(&c)
+			if err != nil {
+				return nil, 0, fmt.Errorf("export: redacting candidate %s: %w", c.InstanceID, err)
+			}
+			redacted += n
+		}
+		var t *schemas.Task
+		if status.Outcome == schemas.OutcomeTask {
+			t = byID[c.InstanceID]
+		}
+		out = append(out, candidateRowOf(&c, status.Outcome, status.Reason, t))
+	}
+	return out, redacted, nil
+}
+
+// cloneTask copies a task deeply enough that a redactor writing through its pointers
+// leaves the original alone.
+func cloneTask(t *schemas.Task) schemas.Task {
+	c := *t
+	c.ProjectFiles, c.GoldFiles = cloneFiles(t.ProjectFiles), cloneFiles(t.GoldFiles)
+	c.D2Command = clonePtr(t.D2Command)
+	c.ManifestPaths = slices.Clone(t.ManifestPaths)
+	c.Splits, c.Categories, c.SecurityFlags = slices.Clone(t.Splits), slices.Clone(t.Categories), slices.Clone(t.SecurityFlags)
+	return c
+}
+
+func cloneCandidate(t *schemas.Candidate) schemas.Candidate {
+	c := *t
+	c.ProjectFiles, c.GoldFiles = cloneFiles(t.ProjectFiles), cloneFiles(t.GoldFiles)
+	c.D2Command = clonePtr(t.D2Command)
+	return c
+}
+
+func cloneFiles(fs []schemas.File) []schemas.File {
+	if fs == nil {
+		return nil
+	}
+	out := make([]schemas.File, len(fs))
+	for i, f := range fs {
+		out[i] = schemas.File{Path: f.Path, Content: clonePtr(f.Content)}
+	}
+	return out
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// checkAudits stops an export when a task row disagrees with its audit.
+func checkAudits(tasks []schemas.Task, audits AuditSource) error {
+	for i := range tasks {
+		t := &tasks[i]
+		res, ok, err := audits.Audit(t.InstanceID)
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if !ok {
+			continue
+		}
+		norm, err := res.normalized(t.InstanceID)
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if !slices.Equal(norm.Categories, t.Categories) || !slices.Equal(norm.SecurityFlags, t.SecurityFlags) {
+			return &RowError{Config: ConfigFull, InstanceID: t.InstanceID, Field: "security_flags",
+				Msg: fmt.Sprintf("the audit says categories %v and security flags %v, the task row %v and %v; run envgap admit to take the audit in", norm.Categories, norm.SecurityFlags, t.Categories, t.SecurityFlags)}
+		}
+	}
+	return nil
+}
+
+// ownedPaths are the paths of an export folder that Export writes and replaces.
+func ownedPaths() []string {
+	out := []string{"README.md", FunnelChartPath}
+	for _, c := range Configs {
+		out = append(out, dataDir(c))
+	}
+	return out
+}
+
+// checkOutFolder refuses an output folder that holds something other than an export.
+func checkOutFolder(out string) error {
+	fi, err := os.Stat(out)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("export: %s is a file; give a folder", out)
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	readme, err := os.ReadFile(filepath.Join(out, "README.md"))
+	if err != nil || !bytes.Contains(readme, []byte(cardMarker)) {
+		return fmt.Errorf("export: %s is not empty and was not written by envgap export; give a new or empty folder", out)
+	}
+	return nil
+}
+
+// install moves the files of a finished export from tmp into out, replacing what an
+// earlier export wrote there and leaving anything else (e.g. a LICENSE.md) alone.
+func install(tmp, out string) error {
+	if _, err := os.Stat(out); errors.Is(err, fs.ErrNotExist) {
+		if err := os.Rename(tmp, out); err != nil {
+			return err
+		}
+		return os.MkdirAll(tmp, 0o755) // so the deferred RemoveAll has something to remove
+	}
+	for _, rel := range ownedPaths() {
+		src := filepath.Join(tmp, filepath.FromSlash(rel))
+		dst := filepath.Join(out, filepath.FromSlash(rel))
+		if err := os.RemoveAll(dst); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(src, dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeSmallFile(dst string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// prepareRelease builds the Release record of the task set and checks that the name is
+// free or already names this very set.
+func prepareRelease(st *data.Store, name, corpusID string, tasks []schemas.Task) (*schemas.Release, error) {
+	rel := &schemas.Release{Kind: "release", Date: name, CorpusID: corpusID, Tasks: make([]schemas.SetMember, len(tasks))}
+	for i := range tasks {
+		d, err := schemas.DigestOf(&tasks[i])
+		if err != nil {
+			return nil, fmt.Errorf("export: release: %w", err)
+		}
+		rel.Tasks[i] = schemas.SetMember{InstanceID: tasks[i].InstanceID, Digest: d}
+	}
+	d, err := schemas.DigestOf(rel)
+	if err != nil {
+		return nil, fmt.Errorf("export: release: %w", err)
+	}
+	old, err := st.Ref(data.RefReleases + name)
+	switch {
+	case err == nil && old == d:
+		return rel, nil
+	case err == nil:
+		var prev schemas.Release
+		if gerr := st.GetJSON(old, &prev); gerr == nil {
+			return nil, fmt.Errorf("export: release %s already names corpus %s, and this task set is %s; pick a new release name (nothing was written)", name, prev.CorpusID, corpusID)
+		}
+		return nil, fmt.Errorf("export: release %s already names another task set; pick a new release name (nothing was written)", name)
+	case !errors.Is(err, data.ErrNotFound):
+		return nil, fmt.Errorf("export: release: %w", err)
+	}
+	return rel, nil
+}

@@ -1,0 +1,494 @@
+package export
+
+import (
+	"bytes"
+	"errors"
+	"image/png"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
+	"github.com/parquet-go/parquet-go"
+	"gopkg.in/yaml.v3"
+)
+
+func parquetNames(v any) []string {
+	var out []string
+	for _, f := range parquet.SchemaOf(v).Fields() {
+		out = append(out, f.Name())
+	}
+	return out
+}
+
+func TestColumnsFollowTheCard(t *testing.T) {
+	if got, want := parquetNames(TaskRow{}), schemas.TaskFields(); !reflect.DeepEqual(got, want) {
+		t.Errorf("TaskRow columns\n got %v\nwant %v", got, want)
+	}
+	var docs []string
+	for _, d := range taskFieldDocs {
+		docs = append(docs, d.Name)
+	}
+	if want := schemas.TaskFields(); !reflect.DeepEqual(docs, want) {
+		t.Errorf("card field table\n got %v\nwant %v", docs, want)
+	}
+	if got, want := parquetNames(CandidateRow{}), schemas.CandidateFields(); !reflect.DeepEqual(got, want) {
+		t.Errorf("CandidateRow columns\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestExportRoundTripsTheCorpusID(t *testing.T) {
+	st := admittedStore(t)
+	out, rep := exportTo(t, st)
+	tasks, err := st.Tasks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeID, err := schemas.CorpusID(tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := ReadTasks(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readID, err := schemas.CorpusID(read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readID != storeID || rep.CorpusID != storeID || rep.StoreCorpusID != storeID {
+		t.Fatalf("corpus ids: read back %s, report %s/%s, store %s", readID, rep.CorpusID, rep.StoreCorpusID, storeID)
+	}
+	if !reflect.DeepEqual(read, tasks) {
+		for i := range tasks {
+			if cols := DiffColumns(&tasks[i], &read[i]); len(cols) > 0 {
+				t.Errorf("%s differs after the round trip in %v", tasks[i].InstanceID, cols)
+			}
+		}
+	}
+	wantRows := map[string][]string{
+		ConfigFull:     {idRepaired, idReported, idControl, idLite},
+		ConfigReported: {idReported, idControl},
+		ConfigRepaired: {idRepaired},
+		ConfigLite:     {idLite},
+		ConfigSecure:   {idLite},
+	}
+	for cfg, ids := range wantRows {
+		got, err := ReadTaskConfig(out, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gotIDs []string
+		for _, g := range got {
+			gotIDs = append(gotIDs, g.InstanceID)
+		}
+		wantSorted := append([]string(nil), ids...)
+		slicesSort(wantSorted)
+		if !reflect.DeepEqual(gotIDs, wantSorted) {
+			t.Errorf("config %s rows = %v, want %v", cfg, gotIDs, wantSorted)
+		}
+	}
+	cands, err := ReadCandidates(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string]string{}
+	for _, c := range cands {
+		outcomes[c.InstanceID] = c.Outcome
+	}
+	want := map[string]string{idRepaired: "task", idReported: "task", idControl: "task", idLite: "task",
+		idWaiting: "not_checked", idNotRepro: "not_reproduced", idCodeFix: "code_fix"}
+	if !reflect.DeepEqual(outcomes, want) {
+		t.Errorf("candidate outcomes = %v, want %v", outcomes, want)
+	}
+	for _, c := range cands {
+		switch c.InstanceID {
+		case idWaiting:
+			if c.ResolveCommand != nil || c.Patch != nil || c.FailureSignature != nil {
+				t.Errorf("%s: unfilled strings should be null: resolve %v patch %v", c.InstanceID, c.ResolveCommand, c.Patch)
+			}
+		case idControl:
+			// A task's candidate row carries the task's values (commands from the verdict,
+			// the control's empty patch and failure signature).
+			if c.ResolveCommand == nil || *c.ResolveCommand != "make install" || c.Patch == nil || *c.Patch != "" || len(c.GoldFiles) != 0 || !c.IsControl {
+				t.Errorf("%s: candidate row does not carry the task's values: %+v", c.InstanceID, c)
+			}
+		case idCodeFix:
+			if c.GeneratedBy == nil || *c.GeneratedBy != "claude-code" || c.Reason != "the repair changed src/main/java/App.java" {
+				t.Errorf("%s: generated_by %v reason %q", c.InstanceID, c.GeneratedBy, c.Reason)
+			}
+		}
+	}
+}
+
+func slicesSort(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+func TestExportIsByteIdentical(t *testing.T) {
+	st := admittedStore(t)
+	if _, err := Exclude(st, ExcludeRequest{InstanceID: idControl, Reason: "setup.py builds its dependency list at run time, so the declared dependencies cannot be read.", Now: fixedNow}); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := exportTo(t, st)
+	b, _ := exportTo(t, st)
+	ta, tb := readTree(t, a), readTree(t, b)
+	if !reflect.DeepEqual(keys(ta), keys(tb)) {
+		t.Fatalf("file lists differ: %v vs %v", keys(ta), keys(tb))
+	}
+	for name := range ta {
+		if !bytes.Equal(ta[name], tb[name]) {
+			t.Errorf("%s differs between two exports of the same store", name)
+		}
+	}
+	// Exporting again into the same folder replaces it with the same bytes.
+	if _, err := Export(st, testOptions(a)); err != nil {
+		t.Fatal(err)
+	}
+	tc := readTree(t, a)
+	for name := range ta {
+		if !bytes.Equal(ta[name], tc[name]) {
+			t.Errorf("%s differs after exporting into the same folder", name)
+		}
+	}
+	wantFiles := []string{"README.md", FunnelChartPath}
+	for _, c := range Configs {
+		wantFiles = append(wantFiles, "data/"+c+"/test-00000-of-00001.parquet")
+	}
+	slicesSort(wantFiles)
+	if got := keys(ta); !reflect.DeepEqual(got, wantFiles) {
+		t.Errorf("files = %v, want %v", got, wantFiles)
+	}
+}
+
+func TestExportRefuses(t *testing.T) {
+	badUTF8 := func(t *schemas.Task) (int, error) {
+		if t.InstanceID == idLite {
+			s := "caf\xc3" // a redaction that cut a character in half
+			t.ProjectFiles[1].Content = &s
+		}
+		return 0, nil
+	}
+	dupPath := func(t *schemas.Task) (int, error) {
+		if t.InstanceID == idReported {
+			t.GoldFiles = append(t.GoldFiles, t.GoldFiles[0])
+		}
+		return 0, nil
+	}
+	tests := []struct {
+		name   string
+		store  func(t testing.TB) *data.Store
+		opts   func(o *Options)
+		is     error
+		want   string
+		rowErr *RowError
+	}{
+		{"no tasks", verifiedStore, nil, ErrNoTasks, "no tasks", nil},
+		{"no review hook", admittedStore, func(o *Options) { o.CheckReviewed = nil }, nil, "CheckReviewed", nil},
+		{"unreviewed findings", admittedStore, func(o *Options) {
+			o.CheckReviewed = func(*data.Store) error { return errors.New("2 credential findings not reviewed") }
+		}, nil, "not reviewed", nil},
+		{"invalid utf-8", admittedStore, func(o *Options) { o.RedactTask = badUTF8 }, nil, "invalid UTF-8",
+			&RowError{Config: "full", InstanceID: idLite, Field: "project_files[1].content"}},
+		{"repeated gold path", admittedStore, func(o *Options) { o.RedactTask = dupPath }, nil, "repeats",
+			&RowError{Config: "full", InstanceID: idReported, Field: "gold_files[2].path"}},
+		{"audit newer than the row", func(t testing.TB) *data.Store {
+			st := admittedStore(t)
+			putAudit(t, st, idRepaired, nil, []schemas.SecurityFlag{schemas.FlagRemoved})
+			return st
+		}, nil, nil, "run envgap admit", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := tc.store(t)
+			out := filepath.Join(t.TempDir(), "release")
+			o := testOptions(out)
+			o.Audits = StoreAudits(st)
+			if tc.opts != nil {
+				tc.opts(&o)
+			}
+			_, err := Export(st, o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || (tc.is != nil && !errors.Is(err, tc.is)) {
+				t.Fatalf("err = %v, want one mentioning %q", err, tc.want)
+			}
+			if tc.rowErr != nil {
+				var re *RowError
+				if !errors.As(err, &re) || re.Config != tc.rowErr.Config || re.InstanceID != tc.rowErr.InstanceID || re.Field != tc.rowErr.Field {
+					t.Errorf("err = %#v, want task %s field %s", err, tc.rowErr.InstanceID, tc.rowErr.Field)
+				}
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("the output folder exists after a refused export (%v)", err)
+			}
+			if leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".release.export-*")); len(leftovers) > 0 {
+				t.Errorf("temporary folders left behind: %v", leftovers)
+			}
+		})
+	}
+}
+
+func TestExportOutFolderRules(t *testing.T) {
+	st := admittedStore(t)
+	foreign := t.TempDir()
+	if err := os.WriteFile(filepath.Join(foreign, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Export(st, testOptions(foreign)); err == nil || !strings.Contains(err.Error(), "not written by envgap export") {
+		t.Fatalf("export into a foreign folder: err = %v", err)
+	}
+	// An earlier export with an extra file of the maintainer's: the file stays.
+	out, _ := exportTo(t, st)
+	if err := os.WriteFile(filepath.Join(out, "LICENSE.md"), []byte("MIT"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Export(st, testOptions(out)); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "LICENSE.md")); err != nil || string(b) != "MIT" {
+		t.Errorf("LICENSE.md after a re-export: %q, %v", b, err)
+	}
+}
+
+func TestRedactionChangesOnlyPublishedText(t *testing.T) {
+	st := admittedStore(t)
+	redact := func(t *schemas.Task) (int, error) {
+		if t.InstanceID != idReported {
+			return 0, nil
+		}
+		s := strings.ReplaceAll(*t.GoldFiles[0].Content, "ghp_import", "[REDACTED:test]")
+		*t.GoldFiles[0].Content = s // writes through the pointer, as scan.ApplyRedactions does
+		return 1, nil
+	}
+	out := filepath.Join(t.TempDir(), "release")
+	o := testOptions(out)
+	o.RedactTask = redact
+	rep, err := Export(st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Redacted != 1 || rep.CorpusID == rep.StoreCorpusID {
+		t.Errorf("report: redacted %d, ids %s/%s; want 1 and different ids", rep.Redacted, rep.CorpusID, rep.StoreCorpusID)
+	}
+	if task := taskByID(t, st, idReported); !strings.Contains(*task.GoldFiles[0].Content, "ghp_import") {
+		t.Error("the redactor changed the store's row")
+	}
+	read, err := ReadTasks(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := schemas.CorpusID(read)
+	if id != rep.CorpusID {
+		t.Errorf("read back %s, report %s", id, rep.CorpusID)
+	}
+	readme, _ := os.ReadFile(filepath.Join(out, "README.md"))
+	if !bytes.Contains(readme, []byte(rep.CorpusID)) || bytes.Contains(readme, []byte(rep.StoreCorpusID)) {
+		t.Error("the card should name the published corpus id only")
+	}
+}
+
+func TestCardFrontMatterHasTheHubShape(t *testing.T) {
+	st := admittedStore(t)
+	out, rep := exportTo(t, st)
+	readme, err := os.ReadFile(filepath.Join(out, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Parse generically, as the Hub does, rather than into our own struct.
+	rest, ok := bytes.CutPrefix(readme, []byte("---\n"))
+	if !ok {
+		t.Fatal("README.md does not start with ---")
+	}
+	head, body, ok := bytes.Cut(rest, []byte("\n---\n"))
+	if !ok {
+		t.Fatal("no closing ---")
+	}
+	var fm map[string]any
+	if err := yaml.Unmarshal(head, &fm); err != nil {
+		t.Fatal(err)
+	}
+	cfgs, ok := fm["configs"].([]any)
+	if !ok || len(cfgs) != len(Configs) {
+		t.Fatalf("configs = %#v", fm["configs"])
+	}
+	defaults := 0
+	for i, c := range cfgs {
+		m := c.(map[string]any)
+		if m["config_name"] != Configs[i] {
+			t.Errorf("configs[%d].config_name = %v, want %s", i, m["config_name"], Configs[i])
+		}
+		if m["default"] == true {
+			defaults++
+			if m["config_name"] != ConfigCandidates {
+				t.Errorf("default config is %v, want candidates", m["config_name"])
+			}
+		}
+		files := m["data_files"].([]any)
+		if len(files) != 1 {
+			t.Fatalf("data_files = %#v", files)
+		}
+		f := files[0].(map[string]any)
+		if f["split"] != Split {
+			t.Errorf("split = %v", f["split"])
+		}
+		matches, _ := filepath.Glob(filepath.Join(out, filepath.FromSlash(f["path"].(string))))
+		if len(matches) != len(rep.Configs[i].Files) || len(matches) == 0 {
+			t.Errorf("%s: path %v matches %d files, the export wrote %d", Configs[i], f["path"], len(matches), len(rep.Configs[i].Files))
+		}
+	}
+	if defaults != 1 {
+		t.Errorf("%d default configs, want 1", defaults)
+	}
+	if fm["license"] != "mit" {
+		t.Errorf("license = %v", fm["license"])
+	}
+	if _, err := ParseFrontMatter(readme); err != nil {
+		t.Errorf("ParseFrontMatter: %v", err)
+	}
+	for _, want := range []string{"# Dataset Card for EnvGap", "## Dataset Summary", "### Data Fields", "### Data Splits",
+		"## The candidates config", "## Dataset Creation", "### Personal and Sensitive Information", "## Evaluation",
+		"## Licensing Information", rep.CorpusID, "![Candidates by outcome and set](" + FunnelChartPath + ")",
+		`load_dataset("bhanuprakashvangala/EnvGap", "secure", split="test")`,
+		"| task | 2 | 1 | 1 | 4 |", "| not_checked | 1 | 0 | 0 | 1 |", "| code_fix | 0 | 0 | 1 | 1 |",
+		"No task is excluded from scoring"} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("card lacks %q", want)
+		}
+	}
+}
+
+func TestCardListsExclusions(t *testing.T) {
+	st := admittedStore(t)
+	reason := "The CMake parser misread a bracket | inside a quoted string."
+	if _, err := Exclude(st, ExcludeRequest{InstanceID: idLite, Reason: strings.ReplaceAll(reason, "|", "/"), Kind: KindControl, Now: fixedNow}); err != nil {
+		t.Fatal(err)
+	}
+	out, rep := exportTo(t, st)
+	if rep.Excluded != 1 {
+		t.Errorf("excluded = %d", rep.Excluded)
+	}
+	readme, _ := os.ReadFile(filepath.Join(out, "README.md"))
+	row := "| " + idLite + " | lite | control | The CMake parser misread a bracket / inside a quoted string. |"
+	if !bytes.Contains(readme, []byte("| Task | Set | Kind | Reason |")) || !bytes.Contains(readme, []byte(row)) {
+		t.Errorf("card lacks the exclusion row %q", row)
+	}
+	tasks, _ := ReadTasks(out)
+	for _, x := range tasks {
+		if x.InstanceID == idLite && (!x.ExcludedFromScoring || x.ExcludedSince == nil || *x.ExcludedSince != "2026-09-29T12:00:00Z") {
+			t.Errorf("exported row of the excluded task: %v %v", x.ExcludedFromScoring, x.ExcludedSince)
+		}
+	}
+}
+
+func TestFunnelChart(t *testing.T) {
+	f := &data.Funnel{Candidates: map[schemas.Source]map[schemas.Outcome]int{
+		schemas.SourceReported: {schemas.OutcomeTask: 40, schemas.OutcomeNotReproduced: 300},
+		schemas.SourceLite:     {schemas.OutcomeCodeFix: 12, schemas.OutcomeTask: 1},
+	}}
+	a, err := FunnelChart(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := FunnelChart(f)
+	if !bytes.Equal(a, b) {
+		t.Error("the same funnel gave different PNG bytes")
+	}
+	img, err := png.Decode(bytes.NewReader(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[[3]uint32]int{}
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
+		for x := bounds.Min.X; x < bounds.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			count[[3]uint32{r >> 8, g >> 8, bl >> 8}]++
+		}
+	}
+	colorPixels := func(s schemas.Source) int {
+		c := setColors[s]
+		return count[[3]uint32{uint32(c.R), uint32(c.G), uint32(c.B)}]
+	}
+	// Reported has 340 candidates, lite 13, repaired none (its legend swatch only).
+	swatch := 20 * 16
+	if r, l, p := colorPixels(schemas.SourceReported)-swatch, colorPixels(schemas.SourceLite)-swatch, colorPixels(schemas.SourceRepaired)-swatch; r <= 10*l || l <= 0 || p != 0 {
+		t.Errorf("bar pixels: reported %d, lite %d, repaired %d", r, l, p)
+	}
+	if count[[3]uint32{0x22, 0x22, 0x22}] == 0 {
+		t.Error("no label text drawn")
+	}
+}
+
+func TestReadTasksRefusesForeignFiles(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := ReadTasks(dir); !errors.Is(err, ErrNotExported) {
+		t.Errorf("empty folder: err = %v", err)
+	}
+	// A parquet file with other columns is refused, not read with columns missing.
+	type other struct {
+		InstanceID string `parquet:"instance_id"`
+	}
+	p := filepath.Join(dir, "data", "full")
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := parquet.WriteFile(filepath.Join(p, "test-00000-of-00001.parquet"), []other{{"x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadTasks(dir); err == nil || !strings.Contains(err.Error(), "schema differs") {
+		t.Errorf("foreign file: err = %v", err)
+	}
+}
+
+func TestRowGroupsAndShards(t *testing.T) {
+	st := admittedStore(t)
+	out := filepath.Join(t.TempDir(), "release")
+	o := testOptions(out)
+	o.Limits = Limits{RowsPerGroup: 2, BytesPerGroup: 1 << 20, BytesPerFile: 1500}
+	rep, err := Export(st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := rep.Configs[0]
+	if len(full.Files) < 2 {
+		t.Fatalf("full: %d files, want the 4 rows cut into several", len(full.Files))
+	}
+	rows := 0
+	for i, f := range full.Files {
+		rows += f.Rows
+		if want := filepath.ToSlash(filepath.Join("data", "full", "test-0000"+string(rune('0'+i))+"-of-0000"+string(rune('0'+len(full.Files)))+".parquet")); f.Path != want {
+			t.Errorf("file %d = %s, want %s", i, f.Path, want)
+		}
+		fh, err := os.Open(filepath.Join(out, filepath.FromSlash(f.Path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := fh.Stat()
+		pf, err := parquet.OpenFile(fh, st.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rg := range pf.RowGroups() {
+			if rg.NumRows() > 2 {
+				t.Errorf("%s: a row group of %d rows, limit 2", f.Path, rg.NumRows())
+			}
+		}
+		if len(pf.RowGroups()) != f.RowGroups {
+			t.Errorf("%s: %d row groups, report says %d", f.Path, len(pf.RowGroups()), f.RowGroups)
+		}
+		fh.Close()
+	}
+	if rows != 4 {
+		t.Errorf("full has %d rows over its files, want 4", rows)
+	}
+	read, err := ReadTasks(out)
+	if err != nil || len(read) != 4 {
+		t.Fatalf("read %d tasks, %v", len(read), err)
+	}
+}

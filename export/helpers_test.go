@@ -1,0 +1,165 @@
+package export
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
+)
+
+// fixture ids (testdata/candidates.jsonl).
+const (
+	idRepaired = "envgap__Ezibenroc__PyRoaringBitMap-93"
+	idReported = "envgap__PyCQA__isort-2077"
+	idControl  = "envgap__chainer__chainer-679"
+	idLite     = "envgap__claude-code__cpp-t1-24"
+	idWaiting  = "envgap__npm__cli-2818"
+	idNotRepro = "envgap__keycloak__keycloak-51785"
+	idCodeFix  = "envgap__claude-code__java-t2-27"
+)
+
+var fixedNow = func() time.Time { return time.Date(2026, 9, 29, 12, 0, 0, 0, time.UTC) }
+
+// newStore opens a store in a temp dir and adds the fixture candidates.
+func newStore(t testing.TB) *data.Store {
+	t.Helper()
+	st, err := data.Open(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddCandidatesFile("testdata/candidates.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func recipeFor(eco schemas.Ecosystem) schemas.Recipe {
+	return schemas.Recipe{Ecosystem: eco, Image: eco.Image(), BootstrapCommand: "true",
+		ResolveCommand: "make install", ReproCommand: "make repro", RunCommand: "make run",
+		ExpectedFailureRegex: "error", Generated: true}
+}
+
+// putVerdict records a verdict for a stored candidate.
+func putVerdict(t testing.TB, st *data.Store, id string, outcome schemas.Outcome) {
+	t.Helper()
+	c, err := st.CandidateByID(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := schemas.Verdict{Kind: "verdict", InstanceID: id, Candidate: c.Digest, Outcome: outcome,
+		Reason: "decided in a test", IsControl: outcome == schemas.OutcomeAlreadyWorks,
+		Recipe: recipeFor(c.Ecosystem), Stability: "3/3", CoreVersion: "test", DecidedAt: "2026-09-25T00:00:00Z",
+		FailureSignature: "error: the build failed"}
+	d, err := st.PutJSON(&v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetRef(data.RefVerdicts+id, d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// putAudit records an audit result as ref audits/<id>.
+func putAudit(t testing.TB, st *data.Store, id string, cats []schemas.Category, flags []schemas.SecurityFlag) {
+	t.Helper()
+	d, err := st.PutJSON(map[string]any{"kind": "audit", "instance_id": id, "categories": cats, "security_flags": flags})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetRef(RefAudits+id, d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// verifiedStore is the fixture store with verdicts: three repair tasks, one control, one
+// not_reproduced, one without a verdict, one code_fix from the import.
+func verifiedStore(t testing.TB) *data.Store {
+	st := newStore(t)
+	putVerdict(t, st, idRepaired, schemas.OutcomeVerified)
+	putVerdict(t, st, idReported, schemas.OutcomeVerified)
+	putVerdict(t, st, idControl, schemas.OutcomeAlreadyWorks)
+	putVerdict(t, st, idLite, schemas.OutcomeVerified)
+	putVerdict(t, st, idNotRepro, schemas.OutcomeNotReproduced)
+	return st
+}
+
+// admittedStore is verifiedStore after Admit, with the lite task audited as unpinned.
+func admittedStore(t testing.TB) *data.Store {
+	st := verifiedStore(t)
+	putAudit(t, st, idLite, []schemas.Category{schemas.CategoryUnderspecification}, []schemas.SecurityFlag{schemas.FlagUnpinned})
+	rep, err := Admit(st, AdmitOptions{Audits: StoreAudits(st)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Refused > 0 {
+		t.Fatalf("fixture admission refused: %+v", rep.Admissions)
+	}
+	return st
+}
+
+func reviewed(*data.Store) error { return nil }
+
+func testOptions(out string) Options {
+	return Options{Out: out, CheckReviewed: reviewed}
+}
+
+// exportTo exports st to a new folder and returns it.
+func exportTo(t testing.TB, st *data.Store) (string, *Report) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "release")
+	rep, err := Export(st, testOptions(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, rep
+}
+
+// readTree returns every file under dir (relative path -> bytes).
+func readTree(t testing.TB, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func taskByID(t testing.TB, st *data.Store, id string) schemas.Task {
+	t.Helper()
+	ts, err := st.Tasks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range ts {
+		if x.InstanceID == id {
+			return x
+		}
+	}
+	t.Fatalf("no task %s", id)
+	return schemas.Task{}
+}
+
+func isNotFound(err error) bool { return errors.Is(err, data.ErrNotFound) }

@@ -1,0 +1,249 @@
+package export
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/envgap/envgap/schemas"
+	"github.com/parquet-go/parquet-go"
+)
+
+// The configs of the Hub folder, in the card's order.
+const (
+	ConfigFull       = "full"
+	ConfigReported   = "reported"
+	ConfigRepaired   = "repaired"
+	ConfigLite       = "lite"
+	ConfigSecure     = "secure"
+	ConfigCandidates = "candidates"
+)
+
+// Configs lists every config of the Hub folder: five task configs, then candidates.
+var Configs = []string{ConfigFull, ConfigReported, ConfigRepaired, ConfigLite, ConfigSecure, ConfigCandidates}
+
+// Split is the one split of every config (there is no training data).
+const Split = "test"
+
+// Limits bound the parquet files: rows and uncompressed bytes per row group (the Hub's
+// viewer wants row groups well under 100 MB), and uncompressed bytes per file (a config
+// larger than that is written as several files).
+type Limits struct {
+	RowsPerGroup  int
+	BytesPerGroup int64
+	BytesPerFile  int64
+}
+
+// DefaultLimits are the limits Export uses when none are given.
+var DefaultLimits = Limits{RowsPerGroup: 1000, BytesPerGroup: 64 << 20, BytesPerFile: 512 << 20}
+
+// FileInfo describes one written parquet file.
+type FileInfo struct {
+	// Path is relative to the export folder, with forward slashes.
+	Path      string `json:"path"`
+	Rows      int    `json:"rows"`
+	RowGroups int    `json:"row_groups"`
+	Bytes     int64  `json:"bytes"`
+	SHA256    string `json:"sha256"`
+}
+
+// createdBy is written into every file's footer instead of parquet-go's default, which
+// names the build: the same rows must give the same bytes from any build of envgap.
+const createdBy = "envgap export"
+
+func writerOptions() []parquet.WriterOption {
+	return []parquet.WriterOption{
+		&parquet.WriterConfig{CreatedBy: createdBy},
+		parquet.Compression(&parquet.Zstd),
+		// PLAIN strings: parquet-go's default DELTA_LENGTH_BYTE_ARRAY is not read by
+		// older readers, and PLAIN costs nothing measurable here.
+		parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.Plain),
+		// Page min/max statistics of 40 KB texts would double the pages' size and help no
+		// query: the columns are read whole.
+		parquet.DataPageStatistics(false),
+	}
+}
+
+// dataDir returns the folder of a config, relative to the export folder.
+func dataDir(config string) string { return path.Join("data", config) }
+
+// writeConfig writes rows as data/<config>/test-NNNNN-of-MMMMM.parquet under root.
+func writeConfig[T any](root, config string, rows []T, size func(*T) int64, lim Limits) ([]FileInfo, error) {
+	// Cut into files by uncompressed size; an empty config is one file with no rows, so
+	// every config named in the card's YAML has a file.
+	var shards [][]T
+	start, acc := 0, int64(0)
+	for i := range rows {
+		n := size(&rows[i])
+		if i > start && acc+n > lim.BytesPerFile {
+			shards = append(shards, rows[start:i])
+			start, acc = i, 0
+		}
+		acc += n
+	}
+	shards = append(shards, rows[start:])
+	dir := filepath.Join(root, filepath.FromSlash(dataDir(config)))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("export %s: %w", config, err)
+	}
+	infos := make([]FileInfo, 0, len(shards))
+	for i, shard := range shards {
+		name := fmt.Sprintf("%s-%05d-of-%05d.parquet", Split, i, len(shards))
+		rel := path.Join(dataDir(config), name)
+		info, err := writeFile(filepath.Join(dir, name), shard, size, lim)
+		if err != nil {
+			return nil, fmt.Errorf("export %s: %s: %w", config, rel, err)
+		}
+		info.Path = rel
+		infos = append(infos, info)
+	}
+	return infos, nil
+}
+
+// writeFile writes one parquet file, cutting row groups at lim.RowsPerGroup rows or
+// lim.BytesPerGroup uncompressed bytes, whichever comes first.
+func writeFile[T any](dst string, rows []T, size func(*T) int64, lim Limits) (FileInfo, error) {
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	h := schemas.NewHasher()
+	cw := &countingWriter{w: io.MultiWriter(f, h)}
+	bw := bufio.NewWriterSize(cw, 1<<20)
+	opts := append(writerOptions(), parquet.MaxRowsPerRowGroup(int64(lim.RowsPerGroup)))
+	w := parquet.NewGenericWriter[T](bw, opts...)
+	groups := 0
+	flush := func(batch []T) error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if _, err := w.Write(batch); err != nil {
+			return err
+		}
+		groups++
+		return w.Flush()
+	}
+	start, acc := 0, int64(0)
+	for i := range rows {
+		n := size(&rows[i])
+		if i > start && (i-start >= lim.RowsPerGroup || acc+n > lim.BytesPerGroup) {
+			if err := flush(rows[start:i]); err != nil {
+				f.Close()
+				return FileInfo{}, err
+			}
+			start, acc = i, 0
+		}
+		acc += n
+	}
+	err = flush(rows[start:])
+	if err == nil {
+		err = w.Close()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return FileInfo{}, err
+	}
+	return FileInfo{Rows: len(rows), RowGroups: groups, Bytes: cw.n, SHA256: h.Digest().Hex()}, nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+// Write counts the bytes written through.
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// ErrNotExported is returned when a folder has no parquet files for a config.
+var ErrNotExported = errors.New("no parquet files")
+
+// configFiles lists data/<config>/*.parquet of an export folder, sorted by name.
+func configFiles(dir, config string) ([]string, error) {
+	pattern := filepath.Join(dir, filepath.FromSlash(dataDir(config)), "*.parquet")
+	files, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: %w under %s (is it a folder written by envgap export?)", dir, ErrNotExported, dataDir(config))
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// readConfig reads every row of a config of an export folder. The files' schema must be
+// exactly T's (same columns, same types, same order): a file from another tool or an older
+// layout is refused rather than read with columns silently missing.
+func readConfig[T any](dir, config string) ([]T, error) {
+	files, err := configFiles(dir, config)
+	if err != nil {
+		return nil, err
+	}
+	want := parquet.SchemaOf(new(T))
+	var out []T
+	for _, name := range files {
+		rows, err := readFile[T](name, want)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+func readFile[T any](name string, want *parquet.Schema) ([]T, error) {
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	pf, err := parquet.OpenFile(fh, st.Size())
+	if err != nil {
+		return nil, err
+	}
+	if got := schemaText(pf.Schema()); got != schemaText(want) {
+		return nil, fmt.Errorf("schema differs from the card's columns:\n got: %s\nwant: %s", got, schemaText(want))
+	}
+	r := parquet.NewGenericReader[T](pf)
+	defer r.Close()
+	rows := make([]T, pf.NumRows())
+	n, err := r.Read(rows)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if n != len(rows) {
+		return nil, fmt.Errorf("read %d of %d rows", n, len(rows))
+	}
+	return rows, nil
+}
+
+// schemaText is a schema's printed form without its name, for comparing layouts.
+func schemaText(s *parquet.Schema) string {
+	text := s.String()
+	if i := strings.Index(text, "{"); i >= 0 {
+		text = text[i:]
+	}
+	return strings.Join(strings.Fields(text), " ")
+}

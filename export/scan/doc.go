@@ -1,0 +1,82 @@
+// Package scan is the credential scan of everything envgap exports or stores: the text
+// fields of every candidate and task (problem_statement, patch, gold_files and
+// project_files contents, commands, failure patterns) and the captured step outputs of
+// the runs behind every verdict.
+//
+// # Engine
+//
+// The scan runs gitleaks v8 as a library. Its configuration is built once per Scanner,
+// in code, from gitleaks' embedded default rules (read with a private viper instance, so
+// no package-level state of gitleaks' TOML loader is touched), then adjusted:
+//
+//   - Path allowlists are removed. gitleaks skips whole paths such as package-lock.json,
+//     vendor/, node_modules/ and go.sum; every text envgap exports is published, so every
+//     path is scanned. An allowlist that combined a path with another condition (AND) is
+//     dropped whole, because without its path it would allow more than it did.
+//     Content allowlists (regexes, stop words) are kept.
+//   - `gitleaks:allow` comments are ignored (IgnoreGitleaksAllow): the scanned text is
+//     untrusted and may say anything.
+//   - Encoded text (base64, hex, percent) is decoded and scanned again (MaxDecodeDepth,
+//     default 1).
+//   - The jwt rule's keyword "ey" (in "key", "they": every text) becomes ".ey", which every
+//     match of its regex contains: the same findings for a fraction of the work.
+//   - Three envgap rules are added: AWS secret access keys next to their variable name
+//     (gitleaks has no such rule), Authorization header values, and text that starts like
+//     a GitHub token but is not one (the `ghp_import` case of the dataset card).
+//
+// Texts are cut into chunks of about 256 KiB at line breaks (or anywhere, for very long
+// lines) with 16 KiB of overlap, scanned by a bounded pool of workers, and findings from
+// overlapping chunks are merged by their byte range.
+//
+// # Findings and tiers
+//
+// A finding (schemas.Finding) names the instance, the field, the path (a file path, or
+// "<side>/<step>" for run logs), the 1-based line, the rule, a redacted match and a tier:
+//
+//   - likely_real: a provider-specific rule (GitHub, AWS, Slack, Stripe, GitLab, npm,
+//     a private key with a base64 body, ...).
+//   - to_review: a generic rule (generic-api-key, curl headers, Authorization values, the
+//     GitHub lookalike rule).
+//   - public_example: a known public example (AWS's documentation keys, jwt.io's sample
+//     token), a placeholder (`Bearer <your-token>`, `${TOKEN}`, `xxxx`), or PEM BEGIN/END
+//     markers with no key body between them (string literals in code).
+//
+// The secret itself is never stored or printed. Match keeps only the text around it with
+// the secret replaced by `[REDACTED]`. The fingerprint is the SHA-256 of
+// "envgap-scan-v1", instance id, field, path, rule and secret, separated by NUL bytes, so
+// a decision survives re-scans and line moves. (A fingerprint of a short, guessable
+// secret could be confirmed by guessing; provider tokens are far too long for that.)
+//
+// # Review
+//
+// Decisions live in a committed JSON file (data/scan-review.json by default):
+//
+//	{
+//	  "version": 1,
+//	  "decisions": [
+//	    {"fingerprint": "…", "decision": "false_positive",
+//	     "reason": "ghp_import is the ghp-import package, not a token",
+//	     "card": "ghp_import",
+//	     "instance_id": "…", "field": "patch", "path": "setup.py", "rule": "…",
+//	     "by": "reviewer name", "at": "2026-09-28"}
+//	  ]
+//	}
+//
+// decision is "false_positive" (left as written; reason required) or "redact" (the
+// secret is replaced by `[REDACTED:<rule>]` in every export). card is the short phrase the
+// dataset card uses for the hit; instance_id, field, path and rule are context for people
+// (filled from the finding by `envgap scan decide`): only the fingerprint selects the
+// finding. Decisions are sorted by fingerprint so the file diffs well.
+// Findings of the public_example tier are decided automatically (false_positive, by
+// "envgap scan", with the example they match) unless the file decides them otherwise.
+//
+// # Store
+//
+// Each `envgap scan` stores a Record (kind "scan") and points the ref scans/latest at
+// it. The record lists every scanned object (task, candidate, verdict) by digest, every
+// finding occurrence (its schemas.Finding nested under "finding") with the digest of the
+// text it is in and the byte range of the
+// secret, the decision that applies, every skipped text with its reason, and notes on
+// texts scanned with a caveat (binary, invalid UTF-8, lines cut). CheckReviewed, Redactions
+// and CardSection read that record; export calls them.
+package scan

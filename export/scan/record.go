@@ -1,0 +1,100 @@
+package scan
+
+import (
+	"fmt"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
+)
+
+// RefLatest points at the Record of the latest scan.
+const RefLatest = "scans/latest"
+
+// Field names used in findings besides the card's column names.
+const (
+	FieldGoldFiles    = "gold_files"
+	FieldProjectFiles = "project_files"
+	FieldRunLog       = "run_log"
+)
+
+// Object is something the scan read: a task row, a candidate or a verdict (with its runs).
+type Object struct {
+	Kind       string         `json:"kind"` // task, candidate, verdict
+	InstanceID string         `json:"instance_id"`
+	Digest     schemas.Digest `json:"digest"`
+}
+
+// Occurrence is one place a finding was seen. Several occurrences may share a
+// fingerprint (the same secret twice in one text); one decision covers them all.
+type Occurrence struct {
+	// Finding is the card-level finding (nested under "finding" in JSON).
+	schemas.Finding `json:"finding"`
+	// Set is the candidate set of the instance (reported, repaired, lite).
+	Set schemas.Source `json:"set,omitempty"`
+	// Text is the digest of the text the secret is in; Start and End its byte range.
+	Text  schemas.Digest `json:"text"`
+	Start int64          `json:"start"`
+	End   int64          `json:"end"`
+	// Example names the kind of public example, for public_example findings.
+	Example string `json:"example,omitempty"`
+	// Decision is the decision that applies (from the review file, or automatic for
+	// public examples); nil while unreviewed.
+	Decision *Decision `json:"decision,omitempty"`
+}
+
+// Skip is a text that was not scanned (Record.Skipped) or was scanned with a caveat
+// (Record.Notes), with the reason.
+type Skip struct {
+	InstanceID string `json:"instance_id"`
+	Field      string `json:"field"`
+	Path       string `json:"path,omitempty"`
+	Size       int64  `json:"size"`
+	Reason     string `json:"reason"`
+}
+
+// Record is the stored result of one scan (ref scans/latest).
+type Record struct {
+	Kind      string `json:"kind"` // "scan"
+	Engine    string `json:"engine"`
+	Rules     int    `json:"rules"`
+	ScannedAt string `json:"scanned_at"`
+	// Review is the digest of the review file's bytes as read (stored as a blob); zero
+	// when there was no file.
+	Review     schemas.Digest `json:"review"`
+	ReviewPath string         `json:"review_path"`
+	Objects    []Object       `json:"objects"`
+	Texts      int            `json:"texts"`
+	Bytes      int64          `json:"bytes"`
+	Findings   []Occurrence   `json:"findings"`
+	Skipped    []Skip         `json:"skipped"`
+	Notes      []Skip         `json:"notes"`
+	// StaleDecisions lists fingerprints the review file decides that no longer occur.
+	StaleDecisions []string `json:"stale_decisions"`
+}
+
+// Unreviewed returns the occurrences without a decision.
+func (r *Record) Unreviewed() []Occurrence {
+	var out []Occurrence
+	for _, o := range r.Findings {
+		if o.Decision == nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Latest reads the record scans/latest points at.
+func Latest(st *data.Store) (*Record, schemas.Digest, error) {
+	d, err := st.Ref(RefLatest)
+	if err != nil {
+		return nil, d, fmt.Errorf("credential scan: %w: run envgap scan first", err)
+	}
+	var r Record
+	if err := st.GetJSON(d, &r); err != nil {
+		return nil, d, fmt.Errorf("credential scan %s: %w", RefLatest, err)
+	}
+	if r.Kind != "scan" {
+		return nil, d, fmt.Errorf("credential scan %s: object %s is a %q record, not a scan", RefLatest, d.Short(), r.Kind)
+	}
+	return &r, d, nil
+}
