@@ -54,7 +54,7 @@ func runRecheck(c *cobra.Command, f *factory, opts *recheckOptions) error {
 	defer sess.Close()
 	terminal := term.IsTerminal(int(os.Stderr.Fd())) && !f.Global.JSON
 	rec, err := sess.Stage.Recheck(c.Context(), opts.Date, verify.Options{
-		Limits: opts.limits(), Checkout: checkoutSource(),
+		Limits: opts.limits(), Checkout: checkoutSource(opts.GitURLTemplate),
 		Progress: verify.ProgressPrinter(f.Err, terminal),
 	})
 	if err != nil {

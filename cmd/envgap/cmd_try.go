@@ -70,7 +70,7 @@ func runTry(c *cobra.Command, f *factory, opts *tryOptions) error {
 		return err
 	}
 	defer sess.Close()
-	vo := verify.Options{Limits: opts.limits(), Checkout: checkoutSource()}
+	vo := verify.Options{Limits: opts.limits(), Checkout: checkoutSource(opts.GitURLTemplate)}
 	var r *schemas.Run
 	if opts.Dir != "" {
 		if opts.Side != string(core.SideBefore) && opts.Side != string(core.SideAfter) {

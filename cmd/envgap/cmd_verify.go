@@ -20,6 +20,8 @@ type engineOptions struct {
 	ProxyListen  string
 	StepTimeout  time.Duration
 	Memory       int64
+	// GitURLTemplate says where GitHub candidates are fetched from.
+	GitURLTemplate string
 }
 
 func (o *engineOptions) addFlags(c *cobra.Command) {
@@ -29,6 +31,7 @@ func (o *engineOptions) addFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.ProxyListen, "proxy-listen", "", "listen address of the registry proxy (default all interfaces, a free port)")
 	c.Flags().DurationVar(&o.StepTimeout, "step-timeout", 20*time.Minute, "time limit of each step")
 	c.Flags().Int64Var(&o.Memory, "memory", 4<<30, "memory limit of each container, in bytes")
+	c.Flags().StringVar(&o.GitURLTemplate, "git-url-template", "", "where GitHub candidates are fetched from, with {repo}, {owner}, {name} (default GitHub's)")
 }
 
 func (o *engineOptions) env(f *factory) (verify.Env, error) {
@@ -95,7 +98,7 @@ func runVerify(c *cobra.Command, f *factory, opts *verifyOptions) error {
 	terminal := term.IsTerminal(int(os.Stderr.Fd())) && !f.Global.JSON
 	rep, err := sess.Stage.Run(c.Context(), verify.Options{
 		IDs: opts.IDs, Jobs: opts.Jobs, Repeat: opts.Repeat, Limits: opts.limits(),
-		Checkout: checkoutSource(),
+		Checkout: checkoutSource(opts.GitURLTemplate),
 		Progress: verify.ProgressPrinter(f.Err, terminal),
 	})
 	if rep != nil {
