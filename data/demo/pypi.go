@@ -152,6 +152,10 @@ func PyPIHandler(fsys fs.FS) http.Handler {
 			return
 		}
 		p := r.URL.Path
+		if name, ok := strings.CutPrefix(p, "/pypi/"); ok && strings.HasSuffix(name, "/json") {
+			servePyPIJSON(w, fsys, strings.TrimSuffix(name, "/json"))
+			return
+		}
 		if !strings.HasPrefix(p, "/simple/") {
 			http.Error(w, "not found: the index is under /simple/", http.StatusNotFound)
 			return
@@ -201,5 +205,56 @@ func PyPIHandler(fsys fs.FS) http.Handler {
 		default:
 			http.Error(w, "not found", http.StatusNotFound)
 		}
+	})
+}
+
+// servePyPIJSON answers PyPI's JSON API (/pypi/<name>/json: releases with their files and
+// upload times) from the fixture index, for the registry audit.
+func servePyPIJSON(w http.ResponseWriter, fsys fs.FS, name string) {
+	if strings.Contains(name, "/") || strings.Contains(name, "..") {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	b, err := fs.ReadFile(fsys, path.Join("simple", name, "index.json"))
+	if err != nil {
+		http.Error(w, "no such project in the fixture index", http.StatusNotFound)
+		return
+	}
+	var idx struct {
+		Name     string   `json:"name"`
+		Versions []string `json:"versions"`
+		Files    []struct {
+			Filename   string            `json:"filename"`
+			Hashes     map[string]string `json:"hashes"`
+			UploadTime string            `json:"upload-time"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal(b, &idx); err != nil {
+		http.Error(w, "index unreadable", http.StatusInternalServerError)
+		return
+	}
+	type file struct {
+		Filename   string            `json:"filename"`
+		Digests    map[string]string `json:"digests"`
+		UploadTime string            `json:"upload_time_iso_8601"`
+	}
+	releases := map[string][]file{}
+	for _, v := range idx.Versions {
+		releases[v] = []file{}
+	}
+	latest := ""
+	for _, f := range idx.Files {
+		parts := strings.Split(strings.TrimSuffix(f.Filename, ".tar.gz"), "-")
+		if len(parts) < 2 {
+			continue
+		}
+		v := parts[1]
+		releases[v] = append(releases[v], file{f.Filename, f.Hashes, f.UploadTime})
+		latest = v
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"info":     map[string]string{"name": idx.Name, "version": latest},
+		"releases": releases,
 	})
 }
