@@ -1,6 +1,3 @@
-// Command envgap is the curation pipeline of the EnvGap benchmark. Each command lives in
-// its own cmd_<name>.go file: an options struct, a constructor, and one call into a stage
-// package. Exit codes are decided here, in one place.
 package main
 
 import (
