@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -10,22 +9,10 @@ import (
 	"testing"
 )
 
-func runLiteCLI(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	f := &factory{Global: &globalOptions{}, Out: &out, Err: &errOut, Getenv: func(string) string { return "" }}
-	root := newRootCommand(f)
-	root.SetArgs(args)
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	err := root.Execute()
-	return out.String(), err
-}
-
 func TestCrawlLiteDemo(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "store")
 	args := []string{"--store", store, "--json", "crawl", "lite", "--study", "../../data/demo/study", "--problems", "../../data/problems.json"}
-	out, err := runLiteCLI(t, args...)
+	out, err := runCLI(t, args...)
 	if err != nil {
 		t.Fatalf("crawl lite: %v\n%s", err, out)
 	}
@@ -36,7 +23,7 @@ func TestCrawlLiteDemo(t *testing.T) {
 	if rep.Stored != 8 || rep.New != 8 || len(rep.Rejects) != 0 || rep.Outcomes["not_checked"] != 4 || !strings.HasPrefix(rep.Ref, "candidates/lite-") {
 		t.Errorf("report %+v", rep)
 	}
-	out, err = runLiteCLI(t, args...)
+	out, err = runCLI(t, args...)
 	if err != nil || !strings.Contains(out, `"unchanged": true`) {
 		t.Errorf("second import: %v %s", err, out)
 	}
@@ -52,7 +39,7 @@ func TestCrawlLiteRejectsArePartial(t *testing.T) {
 	write("a/python-t1/p1/meta.json", `{"created_at":"2026-01-01T00:00:00Z","worked_first_time":true,"made_to_work":true,"run_command":"python3 x.py"}`)
 	write("a/python-t1/p1/written/x.py", "print(1)\n")
 	write("a/python-t1/p2/written/x.py", "print(2)\n")
-	out, err := runLiteCLI(t, "--store", filepath.Join(t.TempDir(), "s"), "crawl", "lite", "--study", study, "--problems", "../../data/problems.json")
+	out, err := runCLI(t, "--store", filepath.Join(t.TempDir(), "s"), "crawl", "lite", "--study", study, "--problems", "../../data/problems.json")
 	var partial partialError
 	if !errors.As(err, &partial) {
 		t.Fatalf("err = %v, want a partial error (exit 4)", err)
@@ -60,7 +47,7 @@ func TestCrawlLiteRejectsArePartial(t *testing.T) {
 	if !strings.Contains(out, "a/python-t1/p2/meta.json: is missing") || !strings.Contains(out, "imported 1 candidates") {
 		t.Errorf("output:\n%s", out)
 	}
-	if _, err := runLiteCLI(t, "crawl", "lite"); !errors.As(err, new(usageError)) {
+	if _, err := runCLI(t, "crawl", "lite"); !errors.As(err, new(usageError)) {
 		t.Errorf("no --study: %v, want a usage error", err)
 	}
 }

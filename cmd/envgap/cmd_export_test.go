@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,19 +9,6 @@ import (
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/schemas"
 )
-
-// runCLI runs the root command with args and returns stdout and the error.
-func runCLI(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	f := &factory{Global: &globalOptions{}, Out: &out, Err: &errOut, Getenv: func(string) string { return "" }}
-	root := newRootCommand(f)
-	root.SetArgs(args)
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	err := root.Execute()
-	return out.String(), err
-}
 
 // verifiedStore makes a store with the export package's fixture candidates and verdicts.
 func verifiedStore(t *testing.T) string {
