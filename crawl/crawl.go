@@ -89,6 +89,7 @@ const (
 	ReasonIssueNotFound   = "issue_not_found"
 	ReasonIssueMoved      = "issue_moved"
 	ReasonNotMerged       = "not_merged"
+	ReasonPullNotFound    = "pull_not_found"
 	ReasonAlreadyStored   = "already_stored"
 	ReasonInvalid         = "invalid_candidate"
 )
@@ -241,6 +242,8 @@ func (c *crawler) repo(ctx context.Context, full string) (*repoInfo, bool, error
 	case st == http.StatusMovedPermanently:
 		c.reject(full, ReasonRepoRenamed, "GitHub answers 301 Moved Permanently; put the repository's new name in the repos file")
 		return nil, false, nil
+	case st == http.StatusUnauthorized:
+		return nil, false, fmt.Errorf("repository %s: GitHub answers 401 Bad credentials; check GITHUB_TOKEN: %w", full, err)
 	case st == http.StatusForbidden || st == http.StatusUnavailableForLegalReasons || st == http.StatusGone:
 		c.reject(full, ReasonRepoUnavailable, fmt.Sprintf("GitHub answers %d (access blocked or repository disabled)", st))
 		return nil, false, nil
@@ -287,6 +290,38 @@ func (c *crawler) doneWithRepo(info *repoInfo) {
 	}
 }
 
+// missingRecord records (kind "crawl_missing") that a commit could not be fetched from a
+// URL during a crawl, so the same crawl run again does not try again; a new crawl does.
+type missingRecord struct {
+	Kind   string `json:"kind"`
+	URL    string `json:"url"`
+	Commit string `json:"commit"`
+	Error  string `json:"error"`
+}
+
+// fetch fetches commit into s, unless this crawl already found that the server does not
+// have it.
+func (c *crawler) fetch(ctx context.Context, info *repoInfo, s *gitfetch.Snapshots, commit string) error {
+	key, _ := schemas.DigestOf(map[string]string{"kind": "missing", "v": gitMemoVersion, "crawl": c.opts.CrawlID, "url": info.gitURL, "commit": commit})
+	var rec missingRecord
+	if d, err := c.deps.Store.Memo(GitStage, key); err == nil && c.deps.Store.GetJSON(d, &rec) == nil && rec.Kind == "crawl_missing" {
+		c.report.GitFromCache++
+		return fmt.Errorf("%s (%s): %w", commit, rec.Error, gitfetch.ErrCommitNotFound)
+	}
+	err := s.Fetch(ctx, commit)
+	if errors.Is(err, gitfetch.ErrCommitNotFound) {
+		rec = missingRecord{Kind: "crawl_missing", URL: info.gitURL, Commit: commit, Error: err.Error()}
+		d, perr := c.deps.Store.PutJSON(&rec)
+		if perr != nil {
+			return perr
+		}
+		if perr := c.deps.Store.SetMemo(GitStage, key, d); perr != nil {
+			return perr
+		}
+	}
+	return err
+}
+
 // treeRecord is the memo record of a tree: its manifests (kind "crawl_tree").
 type treeRecord struct {
 	Kind      string   `json:"kind"`
@@ -308,7 +343,7 @@ func (c *crawler) manifestsAt(ctx context.Context, info *repoInfo, commit string
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Fetch(ctx, commit); err != nil {
+	if err := c.fetch(ctx, info, s, commit); err != nil {
 		return nil, err
 	}
 	paths, err := s.Paths(commit)
@@ -361,11 +396,12 @@ func (c *crawler) fix(ctx context.Context, info *repoInfo, base, head string, pa
 	if err != nil {
 		return nil, "", nil, err
 	}
-	if err := s.Fetch(ctx, base); err != nil {
-		return nil, "", nil, fmt.Errorf("base: %w", err)
-	}
-	if err := s.Fetch(ctx, head); err != nil {
+	// The head first: a pull request's head is the commit that may be gone.
+	if err := c.fetch(ctx, info, s, head); err != nil {
 		return nil, "", nil, fmt.Errorf("head: %w", err)
+	}
+	if err := c.fetch(ctx, info, s, base); err != nil {
+		return nil, "", nil, fmt.Errorf("base: %w", err)
 	}
 	rec = fixRecord{Kind: "crawl_fix", Base: base, Head: head, Files: []fixFileRecord{}, Binary: []string{}}
 	for _, p := range paths {

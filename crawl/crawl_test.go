@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io/fs"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/envgap/envgap/crawl"
-	"github.com/envgap/envgap/crawl/internal/fakegithub"
+	"github.com/envgap/envgap/crawl/fakegithub"
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/schemas"
 )
@@ -219,8 +220,8 @@ func TestFinishedCrawlRunAgainMakesNoRequests(t *testing.T) {
 				again.CandidateSet != first.CandidateSet {
 				t.Errorf("run again: %+v", again)
 			}
-			// A head commit that cannot be fetched is tried again; everything else is memoized.
-			if kind == "issues" && again.GitFetches != 0 {
+			// Trees, fixes and commits found missing are memoized: no git at all.
+			if again.GitFetches != 0 {
 				t.Errorf("run again fetched %d commits", again.GitFetches)
 			}
 			// A new crawl asks again, conditionally: only answers without an ETag (404,
@@ -441,6 +442,7 @@ func TestBadOptions(t *testing.T) {
 		{"api url", func(o *crawl.Options) { o.APIURL = "ftp://x" }, "api url"},
 		{"credentials in api url", func(o *crawl.Options) { o.APIURL = "https://user:secret@x/" }, "GITHUB_TOKEN"},
 		{"git template", func(o *crawl.Options) { o.GitURLTemplate = "https://x/repo.git" }, "{repo}"},
+		{"no token for GraphQL", func(o *crawl.Options) { o.Token = "" }, "GITHUB_TOKEN"},
 	} {
 		o := w.options("x")
 		tc.mutate(&o)
@@ -483,6 +485,23 @@ func TestReadRepos(t *testing.T) {
 		sort.Ints(lines)
 		if !reflect.DeepEqual(lines, tc.lines) {
 			t.Errorf("%s: problems on lines %v, want %v (%v)", tc.name, lines, tc.lines, ps)
+		}
+	}
+}
+
+func TestGraphQLURL(t *testing.T) {
+	for _, tc := range []struct{ rest, want string }{
+		{"https://api.github.com/", "https://api.github.com/graphql"},
+		{"https://ghe.example/api/v3/", "https://ghe.example/api/graphql"},
+		{"https://ghe.example/api/v3", "https://ghe.example/api/graphql"},
+		{"http://127.0.0.1:8080/", "http://127.0.0.1:8080/graphql"},
+	} {
+		u, err := url.Parse(tc.rest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := crawl.GraphQLURL(u); got != tc.want {
+			t.Errorf("GraphQLURL(%s) = %s, want %s", tc.rest, got, tc.want)
 		}
 	}
 }

@@ -17,9 +17,6 @@ import (
 // reference fix is the maintainers' own merged pull request.
 const MadeByMaintainer = "maintainer fix"
 
-// ReasonPullNotFound is the reject code of a pull request GraphQL has no record of.
-const ReasonPullNotFound = "pull_not_found"
-
 // CrawlPRs finds Repaired candidates: merged pull requests that GitHub records as closing
 // an issue of the same repository (GraphQL closingIssuesReferences) and whose every
 // changed file is an environment file (ClassifyPath). One candidate per breakage: of
@@ -29,6 +26,9 @@ const ReasonPullNotFound = "pull_not_found"
 // (candidates/crawl-prs-<crawl id>-...) with the rejects, and the report as
 // crawls/<crawl id>.
 func CrawlPRs(ctx context.Context, opts Options, deps Deps) (*Report, error) {
+	if opts.Token == "" {
+		return nil, errors.New("crawl prs: GitHub's GraphQL API, which records which pull request closed which issue, needs a token; set GITHUB_TOKEN")
+	}
 	c, err := newCrawler("prs", opts, deps)
 	if err != nil {
 		return nil, err

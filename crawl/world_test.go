@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/crawl"
-	"github.com/envgap/envgap/crawl/internal/fakegithub"
+	"github.com/envgap/envgap/crawl/fakegithub"
 	"github.com/envgap/envgap/crawl/internal/gittest"
 	"github.com/envgap/envgap/data"
 )
@@ -42,7 +42,7 @@ const (
 // world is the scenario: two git repositories served through file://, and a fake GitHub
 // whose fixtures name their commits.
 type world struct {
-	t       *testing.T
+	t       testing.TB
 	fake    *fakegithub.Server
 	clock   *fakegithub.Clock
 	gitRoot string
@@ -68,7 +68,7 @@ func (l *logBuf) String() string {
 	return l.b.String()
 }
 
-func newWorld(t *testing.T, faults ...fakegithub.Fault) *world {
+func newWorld(t testing.TB, faults ...fakegithub.Fault) *world {
 	t.Helper()
 	w := &world{t: t, gitRoot: t.TempDir(), sha: map[string]string{}, logs: &logBuf{},
 		repos: []string{"acme/widgets", "acme/webapp", "acme/gone", "acme/oldname"}}
@@ -151,7 +151,7 @@ func (w *world) deps(st *data.Store) crawl.Deps {
 	return crawl.Deps{Store: st, Clock: w.clock, Logf: w.logs.logf}
 }
 
-func newStore(t *testing.T) *data.Store {
+func newStore(t testing.TB) *data.Store {
 	t.Helper()
 	st, err := data.Open(t.TempDir())
 	if err != nil {

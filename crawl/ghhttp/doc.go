@@ -19,12 +19,13 @@
 //   - secondary: 403 or 429 with Retry-After, or a 403 whose message or documentation_url
 //     names the secondary (abuse) limit: wait Retry-After, else back off;
 //   - a 429 without those headers: back off;
-//   - an HTML page instead of JSON (GitHub's per-IP limit page, proxies' error pages), and
-//     502/503/504: back off.
+//   - an HTML page instead of JSON (GitHub's per-IP limit page, proxies' error pages):
+//     back off.
 //
-// Back-off doubles from Config.Backoff up to Config.MaxBackoff; after Config.MaxAttempts
-// such answers in a row the request fails with an error (the crawl stops; what it fetched
-// stays cached). A success that reports zero remaining requests makes the next request
+// Back-off doubles from Config.Backoff up to Config.MaxBackoff; server errors (500, 502,
+// 503, 504) and network failures back off from a twelfth of it. After Config.MaxAttempts
+// such answers in a row (4 network failures) the request fails with an error: the crawl
+// stops, what it fetched stays cached, and running it again resumes. A success that reports zero remaining requests makes the next request
 // wait for the reset first. X-RateLimit-* headers are removed from the responses handed to
 // the caller, so that go-github's own client-side rate-limit check (which uses the real
 // clock) never refuses a request this transport would wait for.

@@ -28,6 +28,9 @@ const (
 	DefaultBackoff     = time.Minute
 	DefaultMaxBackoff  = 15 * time.Minute
 	DefaultMaxBody     = 1 << 30
+	// maxNetworkAttempts bounds the attempts of a request that fails without an answer
+	// (connection refused, reset, DNS): such a failure is either brief or a wrong URL.
+	maxNetworkAttempts = 4
 	// maxPrimaryWaits bounds the waits for primary limits of one request, so a server
 	// that keeps answering "no requests left" with a reset in the past cannot loop forever.
 	maxPrimaryWaits = 24
@@ -205,7 +208,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	category := categoryOf(req)
-	attempts, primaryWaits := 0, 0
+	attempts, primaryWaits, netFailures := 0, 0, 0
 	for {
 		if err := t.waitBlocked(ctx, category); err != nil {
 			return nil, err
@@ -241,11 +244,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			attempts++
-			if attempts >= t.cfg.MaxAttempts {
-				return nil, fmt.Errorf("github %s %s: %d attempts failed: %w", req.Method, req.URL.Path, attempts, err)
+			netFailures++
+			if netFailures >= maxNetworkAttempts {
+				return nil, fmt.Errorf("github %s %s: %d attempts failed: %w", req.Method, req.URL.Path, netFailures, err)
 			}
-			if err := t.backoff(ctx, req, "network error", attempts, 0); err != nil {
+			if err := t.backoff(ctx, req, "network error", netFailures, maxNetworkAttempts, t.shortBackoff(netFailures)); err != nil {
 				return nil, err
 			}
 			continue
@@ -263,7 +266,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if attempts >= t.cfg.MaxAttempts {
 				return nil, fmt.Errorf("github %s %s: reading the answer: %w", req.Method, req.URL.Path, err)
 			}
-			if err := t.backoff(ctx, req, "truncated answer", attempts, 0); err != nil {
+			if err := t.backoff(ctx, req, "truncated answer", attempts, t.cfg.MaxAttempts, 0); err != nil {
 				return nil, err
 			}
 			continue
@@ -285,11 +288,19 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			continue
 		default:
 			attempts++
-			t.count(func(s *Stats) { s.RateLimited[kind]++; s.Retried++ })
+			t.count(func(s *Stats) {
+				if kind != "server" {
+					s.RateLimited[kind]++
+				}
+				s.Retried++
+			})
 			if attempts >= t.cfg.MaxAttempts {
 				return nil, fmt.Errorf("github %s %s: %s answer %d times in a row (status %d); giving up for now, run the crawl again to resume", req.Method, req.URL.Path, kindText(kind), attempts, resp.StatusCode)
 			}
-			if err := t.backoff(ctx, req, kindText(kind), attempts, wait); err != nil {
+			if kind == "server" {
+				wait = t.shortBackoff(attempts)
+			}
+			if err := t.backoff(ctx, req, kindText(kind), attempts, t.cfg.MaxAttempts, wait); err != nil {
 				return nil, err
 			}
 			continue
@@ -472,7 +483,7 @@ func (t *Transport) waitBlocked(ctx context.Context, category string) error {
 	return nil
 }
 
-func (t *Transport) backoff(ctx context.Context, req *http.Request, why string, attempt int, wait time.Duration) error {
+func (t *Transport) backoff(ctx context.Context, req *http.Request, why string, attempt, max int, wait time.Duration) error {
 	if wait <= 0 {
 		wait = t.cfg.Backoff
 		for i := 1; i < attempt && wait < t.cfg.MaxBackoff; i++ {
@@ -482,8 +493,18 @@ func (t *Transport) backoff(ctx context.Context, req *http.Request, why string, 
 			wait = t.cfg.MaxBackoff
 		}
 	}
-	t.logf("github: %s on %s %s: waiting %s (attempt %d of %d)", why, req.Method, req.URL.Path, wait.Round(time.Second), attempt, t.cfg.MaxAttempts)
+	t.logf("github: %s on %s %s: waiting %s (attempt %d of %d)", why, req.Method, req.URL.Path, wait.Round(time.Second), attempt, max)
 	return t.sleep(ctx, wait)
+}
+
+// shortBackoff is the wait before retrying a server error or a network failure: a
+// twelfth of Backoff (5s by default), doubling.
+func (t *Transport) shortBackoff(attempt int) time.Duration {
+	d := t.cfg.Backoff / 12
+	for i := 1; i < attempt && d < t.cfg.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, t.cfg.MaxBackoff)
 }
 
 func (t *Transport) sleep(ctx context.Context, d time.Duration) error {

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/envgap/envgap/crawl/fakegithub"
 	"github.com/envgap/envgap/crawl/ghhttp"
-	"github.com/envgap/envgap/crawl/internal/fakegithub"
 	"github.com/envgap/envgap/data"
 	"github.com/google/go-github/v62/github"
 )
@@ -94,6 +94,7 @@ func TestRateLimitsAreWaitedOut(t *testing.T) {
 		{fakegithub.HTML, 1, time.Minute, time.Minute, 1, "html"},
 		{fakegithub.HTML200, 1, time.Minute, time.Minute, 1, "html"},
 		{fakegithub.TooMany, 3, 7 * time.Minute, 7 * time.Minute, 3, "429"}, // 1 + 2 + 4 minutes
+		{fakegithub.Unicorn, 2, 15 * time.Second, 15 * time.Second, 2, ""},  // 5 + 10 seconds
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tc.kind, tc.times), func(t *testing.T) {
 			e := newEnv(t, fakegithub.Options{Faults: []fakegithub.Fault{{Path: "/repos/acme/widgets", Kind: tc.kind, Times: tc.times}}})
@@ -113,7 +114,8 @@ func TestRateLimitsAreWaitedOut(t *testing.T) {
 				t.Errorf("waited %s, want between %s and %s (%v)", waited, tc.minWait, tc.maxWait, e.clock.Slept())
 			}
 			st := tr.Stats()
-			if st.Requests != tc.times+1 || st.Retried != tc.retried || st.RateLimited[tc.category] != tc.times {
+			if st.Requests != tc.times+1 || st.Retried != tc.retried || tc.category != "" && st.RateLimited[tc.category] != tc.times ||
+				tc.category == "" && len(st.RateLimited) != 0 {
 				t.Errorf("stats %+v", st)
 			}
 			if n := len(e.fake.Requests()); n != tc.times+1 {
@@ -290,5 +292,35 @@ func TestTokenGoesOnlyToTheAPIHostAndIsNeverStored(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+type flaky struct {
+	fails int
+	base  http.RoundTripper
+}
+
+func (f *flaky) RoundTrip(r *http.Request) (*http.Response, error) {
+	if f.fails > 0 {
+		f.fails--
+		return nil, fmt.Errorf("connection reset by peer")
+	}
+	return f.base.RoundTrip(r)
+}
+
+func TestNetworkFailures(t *testing.T) {
+	for _, tc := range []struct {
+		fails int
+		ok    bool
+	}{{2, true}, {4, false}} {
+		e := newEnv(t, fakegithub.Options{})
+		tr := e.transport("", ghhttp.Config{Base: &flaky{fails: tc.fails, base: http.DefaultTransport}})
+		_, _, err := e.client(tr).Repositories.Get(context.Background(), "acme", "widgets")
+		if (err == nil) != tc.ok {
+			t.Errorf("%d failures: err = %v", tc.fails, err)
+		}
+		if !tc.ok && (err == nil || !strings.Contains(err.Error(), "4 attempts failed")) {
+			t.Errorf("%d failures: err = %v, want it to say how many attempts failed", tc.fails, err)
+		}
 	}
 }

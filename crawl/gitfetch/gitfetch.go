@@ -262,3 +262,64 @@ func (s *Snapshots) Diff(ctx context.Context, from, to string, paths []string) (
 	}
 	return p.String(), nil
 }
+
+// TreeFile is one file of a commit's tree.
+type TreeFile struct {
+	Path    string
+	Content []byte      // empty for symbolic links
+	Mode    os.FileMode // 0o644 or 0o755; os.ModeSymlink|0o777 for links
+	Link    string      // a symbolic link's target
+}
+
+// ReadCommit fetches commit alone (depth 1) from gitURL into a temporary repository under
+// tmpDir (empty: the system's), and returns every file of its tree (submodules left out)
+// sorted by path, with modes and link targets. Nothing of the later history is fetched.
+func ReadCommit(ctx context.Context, gitURL, commit, tmpDir string) ([]TreeFile, error) {
+	dir, err := os.MkdirTemp(tmpDir, "envgap-commit-*")
+	if err != nil {
+		return nil, fmt.Errorf("read commit: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	s, err := Open(dir, gitURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Fetch(ctx, commit); err != nil {
+		return nil, err
+	}
+	t, err := s.tree(commit)
+	if err != nil {
+		return nil, err
+	}
+	var out []TreeFile
+	err = t.Files().ForEach(func(f *object.File) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rd, err := f.Reader()
+		if err != nil {
+			return err
+		}
+		b, err := io.ReadAll(rd)
+		rd.Close()
+		if err != nil {
+			return err
+		}
+		tf := TreeFile{Path: f.Name, Mode: 0o644}
+		switch f.Mode {
+		case filemode.Symlink:
+			tf.Mode, tf.Link = os.ModeSymlink|0o777, string(b)
+		case filemode.Executable:
+			tf.Mode, tf.Content = 0o755, b
+		default:
+			tf.Content = b
+		}
+		out = append(out, tf)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", commit, err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}

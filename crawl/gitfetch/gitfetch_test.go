@@ -150,3 +150,24 @@ func TestURL(t *testing.T) {
 		}
 	}
 }
+
+func TestReadCommit(t *testing.T) {
+	src, base, _, _ := history(t)
+	files, err := gitfetch.ReadCommit(context.Background(), "file://"+src, base, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Path)
+		if f.Mode != 0o644 || f.Link != "" {
+			t.Errorf("%s: mode %v link %q", f.Path, f.Mode, f.Link)
+		}
+	}
+	if got := strings.Join(names, ","); got != "docs/README.md,setup.py,tests/test_x.py,x/__init__.py" {
+		t.Errorf("files %s", got)
+	}
+	if string(files[1].Content) != "from setuptools import setup\nsetup(name='x', install_requires=['cython'])\n" {
+		t.Errorf("setup.py = %q", files[1].Content)
+	}
+}

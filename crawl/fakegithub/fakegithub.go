@@ -46,6 +46,7 @@ const (
 	HTML200   = "html200"   // 200 with an HTML page
 	GraphQL   = "graphql"   // 200 with a GraphQL RATE_LIMITED error, remaining 0
 	Exhaust   = "exhaust"   // the real answer, saying no requests remain until the reset
+	Unicorn   = "502"       // 502 Bad Gateway with GitHub's JSON
 )
 
 // Fault makes requests to Path answer with Kind, Times times, before the real answer.
@@ -202,6 +203,8 @@ func (s *Server) playFault(w http.ResponseWriter, r *http.Request) (handled, exh
 		writeJSON(w, http.StatusForbidden, nil, `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`)
 	case TooMany:
 		writeJSON(w, http.StatusTooManyRequests, nil, `{"message":"Too Many Requests"}`)
+	case Unicorn:
+		writeJSON(w, http.StatusBadGateway, nil, `{"message":"Server Error"}`)
 	case HTML, HTML200:
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		st := http.StatusForbidden
