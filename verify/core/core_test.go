@@ -1,0 +1,152 @@
+package core
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/registry"
+)
+
+func str(s string) *string { return &s }
+
+func TestApplyOverlay(t *testing.T) {
+	project := []File{
+		{Path: "setup.py", Content: []byte("old"), Mode: 0o644},
+		{Path: "run.sh", Content: []byte("#!/bin/sh"), Mode: 0o755},
+		{Path: "vendor", Link: "/usr/lib"},
+		{Path: "inside", Link: "src"},
+		{Path: "src/a.py", Content: []byte("a")},
+	}
+	tests := []struct {
+		name    string
+		overlay []schemas.File
+		want    map[string]string
+		err     string
+	}{
+		{"write and delete", []schemas.File{{Path: "setup.py", Content: str("new")}, {Path: "src/a.py"}, {Path: "new/req.txt", Content: str("x")}},
+			map[string]string{"setup.py": "new", "run.sh": "#!/bin/sh", "new/req.txt": "x"}, ""},
+		{"delete of a missing path is ignored", []schemas.File{{Path: "nope.txt"}}, map[string]string{"setup.py": "old"}, ""},
+		{"absolute", []schemas.File{{Path: "/etc/passwd", Content: str("x")}}, nil, "absolute"},
+		{"dotdot", []schemas.File{{Path: "a/../../x", Content: str("x")}}, nil, `".."`},
+		{"through a symlink out", []schemas.File{{Path: "vendor/evil.so", Content: str("x")}}, nil, "symlink"},
+		{"through a symlink in", []schemas.File{{Path: "inside/b.py", Content: str("x")}}, nil, "symlink"},
+		{"through a file", []schemas.File{{Path: "setup.py/x", Content: str("x")}}, nil, "file"},
+		{"twice", []schemas.File{{Path: "a", Content: str("x")}, {Path: "a", Content: str("y")}}, nil, "twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ApplyOverlay(project, tt.overlay)
+			if tt.err != "" {
+				if !errors.Is(err, ErrOverlay) || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("got %v, want an overlay refusal mentioning %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := map[string]File{}
+			for _, f := range got {
+				files[f.Path] = f
+			}
+			for p, c := range tt.want {
+				if string(files[p].Content) != c {
+					t.Errorf("%s = %q, want %q", p, files[p].Content, c)
+				}
+			}
+			if tt.name == "write and delete" {
+				if _, ok := files["src/a.py"]; ok {
+					t.Error("deleted path still there")
+				}
+				if files["run.sh"].Mode != 0o755 {
+					t.Error("executable bit lost")
+				}
+			}
+		})
+	}
+}
+
+func TestSandboxFilesResolveInnerLinksOnly(t *testing.T) {
+	files, dropped := sandboxFiles([]File{
+		{Path: "src/a.py", Content: []byte("a"), Mode: 0o644},
+		{Path: "alias.py", Link: "src/a.py"},
+		{Path: "passwd", Link: "/etc/passwd"},
+		{Path: "up", Link: "../../x"},
+	})
+	if len(files) != 2 || string(files[1].Content) != "a" {
+		t.Errorf("files %+v", files)
+	}
+	if len(dropped) != 2 {
+		t.Errorf("dropped %v, want the two links that leave the project", dropped)
+	}
+}
+
+func TestStoreCacheVerifiesHashes(t *testing.T) {
+	st, _ := data.Open(t.TempDir())
+	c := StoreCache{Store: st}
+	body := []byte("wheel bytes")
+	h := schemas.Hash(body).Hex()
+	if _, err := c.OpenBlob(h); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing blob: %v", err)
+	}
+	if err := c.PutBlob(bytes.NewReader([]byte("other bytes")), h); !errors.Is(err, registry.ErrHashMismatch) {
+		t.Fatalf("mismatch accepted: %v", err)
+	}
+	if st.Has(schemas.Hash([]byte("other bytes"))) {
+		t.Error("mismatched bytes were stored")
+	}
+	if err := c.PutBlob(bytes.NewReader(body), h); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := c.OpenBlob(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(rc)
+	rc.Close()
+	if !bytes.Equal(got, body) {
+		t.Errorf("got %q", got)
+	}
+	if _, err := c.GetRef("meta/x"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing ref: %v", err)
+	}
+	c.PutRef("meta/x", []byte("v1"))
+	c.PutRef("meta/x", []byte("v2"))
+	if v, err := c.GetRef("meta/x"); err != nil || string(v) != "v2" {
+		t.Errorf("ref: %q %v", v, err)
+	}
+}
+
+func TestKeyDependsOnEveryInput(t *testing.T) {
+	base := Spec{InstanceID: "x", Side: SideBefore, Project: []File{{Path: "a", Content: []byte("1")}},
+		Recipe: schemas.Recipe{Ecosystem: schemas.EcosystemPython, ResolveCommand: "r"}, RegistryDate: "2024-01-01T00:00:00Z"}
+	k0, _ := Key(base)
+	variants := []func(*Spec){
+		func(s *Spec) { s.Side = SideAfter },
+		func(s *Spec) { s.Project = []File{{Path: "a", Content: []byte("2")}} },
+		func(s *Spec) { s.Overlay = []schemas.File{{Path: "a"}} },
+		func(s *Spec) { s.Recipe.ResolveCommand = "r2" },
+		func(s *Spec) { s.RegistryDate = "2024-01-02T00:00:00Z" },
+		func(s *Spec) { s.Limits.MemoryBytes = 1 },
+	}
+	for i, v := range variants {
+		s := base
+		v(&s)
+		if k, _ := Key(s); k == k0 {
+			t.Errorf("variant %d does not change the key", i)
+		}
+	}
+	reordered := base
+	reordered.Project = []File{{Path: "b", Content: []byte("2")}, {Path: "a", Content: []byte("1")}}
+	base2 := base
+	base2.Project = []File{{Path: "a", Content: []byte("1")}, {Path: "b", Content: []byte("2")}}
+	if k1, _ := Key(reordered); func() bool { k2, _ := Key(base2); return k1 != k2 }() {
+		t.Error("file order changed the key")
+	}
+}
