@@ -27,7 +27,14 @@ const MadeByMaintainer = "maintainer fix"
 // crawls/<crawl id>.
 func CrawlPRs(ctx context.Context, opts Options, deps Deps) (*Report, error) {
 	if opts.Token == "" {
-		return nil, errors.New("crawl prs: GitHub's GraphQL API, which records which pull request closed which issue, needs a token; set GITHUB_TOKEN")
+		if opts.APIURL == "" || strings.TrimRight(opts.APIURL, "/") == strings.TrimRight(DefaultAPIURL, "/") {
+			return nil, errors.New("crawl prs: GitHub's GraphQL API, which records which pull request closed which issue, needs a token; set GITHUB_TOKEN")
+		}
+		// Another API (GitHub Enterprise, a mirror) may answer without one; if it does
+		// not, its 401 says so.
+		if deps.Logf != nil {
+			deps.Logf("crawl prs: no GITHUB_TOKEN; asking %s without one", opts.APIURL)
+		}
 	}
 	c, err := newCrawler("prs", opts, deps)
 	if err != nil {
