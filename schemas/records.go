@@ -93,9 +93,20 @@ type Run struct {
 	D2             DepSet `json:"d2"`
 	D3             DepSet `json:"d3"`
 	// Registry is the digest of the registry proxy's log of what it served and hid.
-	Registry   Digest `json:"registry"`
-	StartedAt  string `json:"started_at"`
-	FinishedAt string `json:"finished_at"`
+	Registry Digest `json:"registry"`
+	// Limits are the limits the run had (the output cap among them).
+	Limits     RunLimits `json:"limits"`
+	StartedAt  string    `json:"started_at"`
+	FinishedAt string    `json:"finished_at"`
+}
+
+// RunLimits are the limits of one run.
+type RunLimits struct {
+	StepTimeoutMS int64   `json:"step_timeout_ms"`
+	MemoryBytes   int64   `json:"memory_bytes"`
+	PIDs          int64   `json:"pids"`
+	CPUs          float64 `json:"cpus"`
+	OutputBytes   int64   `json:"output_bytes"`
 }
 
 // Verdict is the outcome verify decided for a candidate, with the runs behind it.

@@ -66,6 +66,7 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 	d1, _ := ev.declared(files, spec.ManifestPaths)
 
 	steps := c.steps(spec.Side, r, ev)
+	lim := spec.Limits.WithDefaults()
 	sbFiles, _ := sandboxFiles(files)
 	sess := c.Proxy.NewSession(cutoff)
 	started := c.now()
@@ -95,6 +96,8 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 		RegistryDate: spec.RegistryDate, Image: r.Image, ImageID: res.ImageID, CoreVersion: Version,
 		StartedAt: started.UTC().Format(time.RFC3339), FinishedAt: c.now().UTC().Format(time.RFC3339),
 		D1: d1,
+		Limits: schemas.RunLimits{StepTimeoutMS: lim.StepTimeout.Milliseconds(), MemoryBytes: lim.MemoryBytes,
+			PIDs: lim.PIDs, CPUs: lim.CPUs, OutputBytes: lim.OutputBytes},
 	}
 	exit := map[string]sandbox.StepResult{}
 	for _, st := range res.Steps {

@@ -264,3 +264,7 @@ func checkRelPath(p string) error {
 	}
 	return nil
 }
+
+// WithDefaults returns l with every zero field set to its default (DefaultLimits): the
+// limits a run with l really has.
+func (l Limits) WithDefaults() Limits { return l.withDefaults() }
