@@ -308,3 +308,23 @@ func TestIssueSignature(t *testing.T) {
 		}
 	}
 }
+
+func TestIssueFailurePrefersTheBody(t *testing.T) {
+	const body = "```\nnode:internal/modules/cjs/loader:1210\n  throw err;\n\nError: Cannot find module 'left-pad'\nRequire stack:\n```\n"
+	for _, tc := range []struct {
+		name, title, body, want string
+	}{
+		{"the title quotes the error in words of its own", "Crash on start: Cannot find module 'left-pad'", body, "Error: Cannot find module 'left-pad'"},
+		{"only the title has it", "Error: Cannot find module 'left-pad'", "It crashes, see the title.", "Error: Cannot find module 'left-pad'"},
+		{"neither", "Crash on start", "It crashes.", ""},
+	} {
+		line, re, ok := crawl.IssueFailure(schemas.EcosystemJavaScript, tc.title, tc.body)
+		if line != tc.want || ok != (tc.want != "") {
+			t.Errorf("%s: got %q %v, want %q", tc.name, line, ok, tc.want)
+			continue
+		}
+		if rx, err := schemas.CompileFailureRegex(re); ok && (err != nil || !rx.MatchString(body)) {
+			t.Errorf("%s: regex %q does not find the error in the output (%v)", tc.name, re, err)
+		}
+	}
+}

@@ -9,8 +9,9 @@
 // issue templates removed) holds a line that identifies an environment failure of the
 // project's ecosystem, as the tools print it (schemas.FailureSignature), and that line is
 // not only a generic error prefix ("ERROR:", "CMake Error at", "[ERROR] Failed to execute
-// goal"). failure_signature is that line and expected_failure_regex schemas.FailureRegex of
-// it. base_commit is the last default-branch commit at or before the issue was opened
+// goal"). failure_signature is that line (the body's first, the title's only when the body
+// has none: a title tends to wrap the error in words no output contains) and
+// expected_failure_regex schemas.FailureRegex of it. base_commit is the last default-branch commit at or before the issue was opened
 // (REST commits?sha=<default>&until=<opened>); registry_date is when it was opened.
 //
 // # Repaired

@@ -67,8 +67,8 @@ func (c *crawler) issuesOf(ctx context.Context, full string) error {
 func (c *crawler) issue(ctx context.Context, info *repoInfo, is *github.Issue) error {
 	n := is.GetNumber()
 	ref := issueRef(info.full, n)
-	text := IssueText(is.GetTitle(), is.GetBody())
-	if _, _, ok := IssueSignature("", text); !ok {
+	title, body := is.GetTitle(), is.GetBody()
+	if _, _, ok := IssueFailure("", title, body); !ok {
 		c.reject(ref, ReasonNoFailure, "the issue text has no install, build, resolve or import error line")
 		return nil
 	}
@@ -105,7 +105,7 @@ func (c *crawler) issue(ctx context.Context, info *repoInfo, is *github.Issue) e
 		if len(manifests[e]) == 0 {
 			continue
 		}
-		if line, re, ok := IssueSignature(e, text); ok {
+		if line, re, ok := IssueFailure(e, title, body); ok {
 			allowed = append(allowed, e)
 			sigs[e] = [2]string{line, re}
 		}

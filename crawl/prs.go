@@ -349,8 +349,7 @@ func (c *crawler) repaired(ctx context.Context, info *repoInfo, e *envPR, issue 
 		c.reject(ref, ReasonNoEcosystem, fmt.Sprintf("no python, javascript, java or cpp manifest in the tree at its base %s", base))
 		return nil
 	}
-	text := IssueText(issue.GetTitle(), issue.GetBody())
-	sig, re, _ := IssueSignature(proj.Ecosystem, text)
+	sig, re, _ := IssueFailure(proj.Ecosystem, issue.GetTitle(), issue.GetBody())
 	ps, truncated := problemStatement(issue.GetTitle(), issue.GetBody())
 	issueURL, prURL, crawlID := issue.GetHTMLURL(), pr.GetHTMLURL(), c.opts.CrawlID
 	prNum := int64(n)

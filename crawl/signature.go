@@ -50,6 +50,18 @@ func IssueSignature(eco schemas.Ecosystem, text string) (line, regex string, ok 
 	return line, regex, true
 }
 
+// IssueFailure returns an issue's failure line and pattern (IssueSignature), looked for in
+// the body first and in the title only when the body has none. The pattern is matched
+// against the tool's output in the container, which the body quotes; a title that quotes an
+// error usually wraps it in words of its own ("Crash on start: Cannot find module 'x'")
+// that no output contains.
+func IssueFailure(eco schemas.Ecosystem, title, body string) (line, regex string, ok bool) {
+	if line, regex, ok = IssueSignature(eco, IssueText("", body)); ok {
+		return line, regex, true
+	}
+	return IssueSignature(eco, IssueText(title, ""))
+}
+
 func isGenericOnly(eco schemas.Ecosystem, line string) bool {
 	for _, g := range genericRes {
 		loc := g.FindStringIndex(line)
