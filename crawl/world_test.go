@@ -12,7 +12,7 @@ import (
 
 	"github.com/envgap/envgap/crawl"
 	"github.com/envgap/envgap/crawl/fakegithub"
-	"github.com/envgap/envgap/crawl/internal/gittest"
+	"github.com/envgap/envgap/crawl/gittest"
 	"github.com/envgap/envgap/data"
 )
 

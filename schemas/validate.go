@@ -167,7 +167,7 @@ func decodeRecord[T any, PT interface {
 	Validator
 }](line []byte, required []string) (*T, []Problem) {
 	if !utf8.Valid(line) {
-		off := invalidUTF8Offset(line)
+		off := InvalidUTF8Offset(line)
 		return nil, []Problem{{Msg: fmt.Sprintf("invalid UTF-8 at byte %d of the line; the file must be UTF-8 (re-encode it, or escape binary content)", off)}}
 	}
 	var raw map[string]json.RawMessage
@@ -307,7 +307,8 @@ func describeJSONError(line []byte, err error) string {
 	return err.Error()
 }
 
-func invalidUTF8Offset(b []byte) int {
+// InvalidUTF8Offset returns the byte offset of the first invalid UTF-8 sequence in b, or -1.
+func InvalidUTF8Offset(b []byte) int {
 	for i := 0; i < len(b); {
 		r, n := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError && n <= 1 {

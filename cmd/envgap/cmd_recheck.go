@@ -2,11 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/envgap/envgap/verify"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 type recheckOptions struct {
@@ -43,20 +41,12 @@ func runRecheck(c *cobra.Command, f *factory, opts *recheckOptions) error {
 	if _, _, err := verify.RecheckDate(opts.Date); err != nil {
 		return usageError{err}
 	}
-	env, err := opts.env(f)
-	if err != nil {
-		return err
-	}
-	sess, err := verify.Open(c.Context(), env)
+	sess, vo, err := opts.open(c, f)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
-	terminal := term.IsTerminal(int(os.Stderr.Fd())) && !f.Global.JSON
-	rec, err := sess.Stage.Recheck(c.Context(), opts.Date, verify.Options{
-		Limits: opts.limits(), Checkout: checkoutSource(opts.GitURLTemplate),
-		Progress: verify.ProgressPrinter(f.Err, terminal),
-	})
+	rec, err := sess.Stage.Recheck(c.Context(), opts.Date, vo)
 	if err != nil {
 		return err
 	}

@@ -61,16 +61,12 @@ content or null}}). Nothing is recorded as a verdict.`,
 }
 
 func runTry(c *cobra.Command, f *factory, opts *tryOptions) error {
-	env, err := opts.env(f)
-	if err != nil {
-		return err
-	}
-	sess, err := verify.Open(c.Context(), env)
+	sess, vo, err := opts.open(c, f)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
-	vo := verify.Options{Limits: opts.limits(), Checkout: checkoutSource(opts.GitURLTemplate)}
+	vo.Progress = nil
 	var r *schemas.Run
 	if opts.Dir != "" {
 		if opts.Side != string(core.SideBefore) && opts.Side != string(core.SideAfter) {

@@ -34,16 +34,27 @@ func (o *engineOptions) addFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.GitURLTemplate, "git-url-template", "", "where GitHub candidates are fetched from, with {repo}, {owner}, {name} (default GitHub's)")
 }
 
-func (o *engineOptions) env(f *factory) (verify.Env, error) {
+// open connects the engines, starts the registry proxy and returns the session with the
+// options every verify-like run shares (limits, where GitHub projects come from).
+func (o *engineOptions) open(c *cobra.Command, f *factory) (*verify.Session, verify.Options, error) {
 	st, err := f.OpenStore()
 	if err != nil {
-		return verify.Env{}, err
+		return nil, verify.Options{}, err
 	}
-	return verify.Env{
+	sess, err := verify.Open(c.Context(), verify.Env{
 		Store:       st,
 		Engines:     o.Engines,
 		Registry:    registry.Options{PyPIUpstream: o.PyPIUpstream, NPMUpstream: o.NPMUpstream},
 		ProxyListen: o.ProxyListen,
+	})
+	if err != nil {
+		return nil, verify.Options{}, err
+	}
+	terminal := term.IsTerminal(int(os.Stderr.Fd())) && !f.Global.JSON
+	return sess, verify.Options{
+		Limits:   o.limits(),
+		Checkout: checkoutSource(o.GitURLTemplate),
+		Progress: verify.ProgressPrinter(f.Err, terminal),
 	}, nil
 }
 
@@ -86,21 +97,13 @@ func runVerify(c *cobra.Command, f *factory, opts *verifyOptions) error {
 	if opts.Jobs < 1 || opts.Repeat < 1 {
 		return usageError{fmt.Errorf("--jobs and --repeat must be at least 1")}
 	}
-	env, err := opts.env(f)
-	if err != nil {
-		return err
-	}
-	sess, err := verify.Open(c.Context(), env)
+	sess, vo, err := opts.open(c, f)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
-	terminal := term.IsTerminal(int(os.Stderr.Fd())) && !f.Global.JSON
-	rep, err := sess.Stage.Run(c.Context(), verify.Options{
-		IDs: opts.IDs, Jobs: opts.Jobs, Repeat: opts.Repeat, Limits: opts.limits(),
-		Checkout: checkoutSource(opts.GitURLTemplate),
-		Progress: verify.ProgressPrinter(f.Err, terminal),
-	})
+	vo.IDs, vo.Jobs, vo.Repeat = opts.IDs, opts.Jobs, opts.Repeat
+	rep, err := sess.Stage.Run(c.Context(), vo)
 	if rep != nil {
 		if f.Global.JSON {
 			if perr := f.printJSON(rep); perr != nil {

@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/envgap/envgap/crawl/gittest"
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -18,9 +18,6 @@ import (
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/registry"
 	"github.com/envgap/envgap/verify/sandbox"
-	git "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // The end-to-end scenario of the GitHub path: padco/padder, a small Node.js program.
@@ -67,19 +64,19 @@ func newE2EWorld(t *testing.T) *e2eWorld {
 	for name, minutes := range map[string]int{"c1": 60, "i1": 50, "h3": 45, "m3": 40, "i2": 30, "h4": 20, "m4": 10} {
 		w.at[name] = anchor.Add(-time.Duration(minutes) * time.Minute)
 	}
-	r := newE2EGitRepo(t, filepath.Join(w.gitRoot, "padco", "padder"))
+	r := gittest.Init(t, filepath.Join(w.gitRoot, "padco", "padder"))
 	s := func(v string) *string { return &v }
-	w.sha["c1"] = r.commit("", w.at["c1"], "Initial commit", map[string]*string{
+	w.sha["c1"] = r.Commit("", w.at["c1"], "Initial commit", map[string]*string{
 		"package.json": s(e2ePkgBare), "index.js": s(e2eIndexLeft), "README.md": s("# padder\n\nRun with `npm install && node index.js`.\n"),
 	})
-	w.sha["h3"] = r.commit(w.sha["c1"], w.at["h3"], "Declare left-pad in package.json", map[string]*string{"package.json": s(e2ePkgLeftPad)})
-	w.sha["m3"] = r.commit(w.sha["c1"], w.at["m3"], "Merge pull request #3 from dev/declare-left-pad", map[string]*string{"package.json": s(e2ePkgLeftPad)}, w.sha["h3"])
+	w.sha["h3"] = r.Commit(w.sha["c1"], w.at["h3"], "Declare left-pad in package.json", map[string]*string{"package.json": s(e2ePkgLeftPad)})
+	w.sha["m3"] = r.Commit(w.sha["c1"], w.at["m3"], "Merge pull request #3 from dev/declare-left-pad", map[string]*string{"package.json": s(e2ePkgLeftPad)}, w.sha["h3"])
 	drop := map[string]*string{"package.json": s(e2ePkgBare), "index.js": s(e2eIndexStart)}
-	w.sha["h4"] = r.commit(w.sha["m3"], w.at["h4"], "Drop left-pad: String.prototype.padStart does it", drop)
-	w.sha["m4"] = r.commit(w.sha["m3"], w.at["m4"], "Merge pull request #4 from dev/drop-left-pad", drop, w.sha["h4"])
-	r.setRef("refs/pull/3/head", w.sha["h3"])
-	r.setRef("refs/pull/4/head", w.sha["h4"])
-	r.setRef("refs/heads/main", w.sha["m4"])
+	w.sha["h4"] = r.Commit(w.sha["m3"], w.at["h4"], "Drop left-pad: String.prototype.padStart does it", drop)
+	w.sha["m4"] = r.Commit(w.sha["m3"], w.at["m4"], "Merge pull request #4 from dev/drop-left-pad", drop, w.sha["h4"])
+	r.SetRef("refs/pull/3/head", w.sha["h3"])
+	r.SetRef("refs/pull/4/head", w.sha["h4"])
+	r.SetRef("refs/heads/main", w.sha["m4"])
 
 	vars := map[string]string{}
 	for k, v := range w.sha {
@@ -94,84 +91,6 @@ func newE2EWorld(t *testing.T) *e2eWorld {
 
 func (w *e2eWorld) gitURLTemplate() string {
 	return "file://" + filepath.ToSlash(w.gitRoot) + "/{owner}/{name}"
-}
-
-// e2eGitRepo is a non-bare repository that serves any reachable commit by hash.
-type e2eGitRepo struct {
-	t   *testing.T
-	dir string
-	r   *git.Repository
-}
-
-func newE2EGitRepo(t *testing.T, dir string) *e2eGitRepo {
-	t.Helper()
-	r, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := r.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Raw.Section("uploadpack").SetOption("allowReachableSHA1InWant", "true")
-	if err := r.SetConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	return &e2eGitRepo{t: t, dir: dir, r: r}
-}
-
-// commit makes a commit on parent's tree with files written, with extra parents for a
-// merge, and returns its hash.
-func (g *e2eGitRepo) commit(parent string, when time.Time, msg string, files map[string]*string, extraParents ...string) string {
-	g.t.Helper()
-	wt, err := g.r.Worktree()
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	var parents []plumbing.Hash
-	if parent != "" {
-		if err := wt.Checkout(&git.CheckoutOptions{Hash: plumbing.NewHash(parent), Force: true}); err != nil {
-			g.t.Fatal(err)
-		}
-		parents = append(parents, plumbing.NewHash(parent))
-	}
-	for _, p := range extraParents {
-		parents = append(parents, plumbing.NewHash(p))
-	}
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		if err := os.WriteFile(filepath.Join(g.dir, filepath.FromSlash(p)), []byte(*files[p]), 0o644); err != nil {
-			g.t.Fatal(err)
-		}
-		if _, err := wt.Add(p); err != nil {
-			g.t.Fatal(err)
-		}
-	}
-	sig := &object.Signature{Name: "Envgap Test", Email: "test@envgap.invalid", When: when}
-	h, err := wt.Commit(msg+"\n", &git.CommitOptions{Author: sig, Committer: sig, Parents: parents, AllowEmptyCommits: true})
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	return h.String()
-}
-
-// setRef points a ref at a commit; refs/heads/main also becomes HEAD again, as on a server.
-func (g *e2eGitRepo) setRef(name, commit string) {
-	g.t.Helper()
-	if err := g.r.Storer.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(name), plumbing.NewHash(commit))); err != nil {
-		g.t.Fatal(err)
-	}
-	if name == "refs/heads/main" {
-		if err := g.r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName("main"))); err != nil {
-			g.t.Fatal(err)
-		}
-	}
 }
 
 // requireEngine skips the test when no container engine with the images answers, or fails

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/crawl/gitfetch"
-	"github.com/envgap/envgap/crawl/internal/gittest"
+	"github.com/envgap/envgap/crawl/gittest"
 )
 
 var t0 = time.Date(2023, 1, 2, 3, 4, 5, 0, time.UTC)

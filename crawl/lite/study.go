@@ -309,7 +309,7 @@ func readTree(dir, rel string) ([]schemas.File, []fileProblem) {
 			return nil
 		}
 		if !utf8.Valid(b) {
-			probs = append(probs, fileProblem{srel, fmt.Sprintf("is not valid UTF-8 (first bad byte at offset %d); re-encode it as UTF-8", invalidUTF8Offset(b))})
+			probs = append(probs, fileProblem{srel, fmt.Sprintf("is not valid UTF-8 (first bad byte at offset %d); re-encode it as UTF-8", schemas.InvalidUTF8Offset(b))})
 			return nil
 		}
 		total += len(b)
@@ -328,17 +328,6 @@ func readTree(dir, rel string) ([]schemas.File, []fileProblem) {
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, probs
-}
-
-func invalidUTF8Offset(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
-	}
-	return -1
 }
 
 // fileMap indexes files by path.

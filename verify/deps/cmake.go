@@ -435,7 +435,7 @@ func (c *collector) cmakeFile(p string, st *cmakeState) error {
 				continue
 			}
 			sub := path.Join(dir, "CMakeLists.txt")
-			exists, err := isFile(c.files, sub)
+			exists, err := IsFile(c.files, sub)
 			if err != nil {
 				return err
 			}
@@ -454,7 +454,7 @@ func (c *collector) cmakeFile(p string, st *cmakeState) error {
 			if !ok {
 				continue
 			}
-			if exists, err := isFile(c.files, f); err != nil {
+			if exists, err := IsFile(c.files, f); err != nil {
 				return err
 			} else if exists {
 				if err := c.cmakeFile(f, st); err != nil {

@@ -60,7 +60,7 @@ func FindManifests(eco schemas.Ecosystem, files fs.FS) ([]string, error) {
 	}
 	var out []string
 	for _, c := range cands {
-		ok, err := isFile(files, c)
+		ok, err := IsFile(files, c)
 		if err != nil {
 			return nil, fmt.Errorf("find manifests: %w", err)
 		}
@@ -93,7 +93,7 @@ func extraRequirements(files fs.FS) ([]string, error) {
 			if p == "requirements.txt" || nonRuntimeName(p) {
 				continue
 			}
-			if ok, err := isFile(files, p); err != nil {
+			if ok, err := IsFile(files, p); err != nil {
 				return nil, err
 			} else if ok {
 				out = append(out, p)
@@ -140,7 +140,7 @@ func ParseManifestPaths(eco schemas.Ecosystem, files fs.FS, paths []string) (Dec
 		if !fs.ValidPath(p) {
 			return Declared{}, fmt.Errorf("parse manifests: path %q is not inside the project", p)
 		}
-		if ok, err := isFile(files, p); err != nil {
+		if ok, err := IsFile(files, p); err != nil {
 			return Declared{}, fmt.Errorf("parse manifests: %w", err)
 		} else if !ok {
 			return Declared{}, fmt.Errorf("parse manifests: manifest %q does not exist in the project", p)
@@ -248,8 +248,8 @@ func dedupe(s []string) []string {
 	return out
 }
 
-// isFile reports whether p is a regular file (or a link to one) in files.
-func isFile(files fs.FS, p string) (bool, error) {
+// IsFile reports whether p is a regular file (or a link to one) in files.
+func IsFile(files fs.FS, p string) (bool, error) {
 	st, err := fs.Stat(files, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil

@@ -171,7 +171,7 @@ func (c *collector) pom(p string, parent *pomContext) error {
 		if !strings.HasSuffix(mp, ".xml") {
 			mp = path.Join(dir, "pom.xml")
 		}
-		exists, err := isFile(c.files, mp)
+		exists, err := IsFile(c.files, mp)
 		if err != nil {
 			return err
 		}

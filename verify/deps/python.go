@@ -209,7 +209,7 @@ func (c *collector) reqOption(p, where, line string, constraint bool) error {
 			c.note("%s: %s %s is outside the project or a URL, not followed", where, name, val)
 			return nil
 		}
-		exists, err := isFile(c.files, target)
+		exists, err := IsFile(c.files, target)
 		if err != nil {
 			return err
 		}
@@ -358,7 +358,7 @@ func (c *collector) pyproject(p string) error {
 					c.unread("%s: [tool.setuptools.dynamic] dependencies file %s is outside the project", p, f)
 					continue
 				}
-				if exists, err := isFile(c.files, target); err != nil {
+				if exists, err := IsFile(c.files, target); err != nil {
 					return err
 				} else if !exists {
 					c.unread("%s: [tool.setuptools.dynamic] dependencies file %s does not exist", p, target)
@@ -471,7 +471,7 @@ func (c *collector) setupCfg(p string) error {
 					c.unread("%s: %s file %s is outside the project", p, key, f)
 					continue
 				}
-				if exists, err := isFile(c.files, target); err != nil {
+				if exists, err := IsFile(c.files, target); err != nil {
 					return err
 				} else if !exists {
 					c.unread("%s: %s file %s does not exist", p, key, target)

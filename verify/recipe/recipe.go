@@ -66,7 +66,7 @@ func Default(eco schemas.Ecosystem, files fs.FS, opts Options) (schemas.Recipe, 
 	}
 	r := schemas.Recipe{Ecosystem: eco, Image: eco.Image(), Generated: true}
 	var resolve []string
-	if ok, err := exists(files, "setup.sh"); err != nil {
+	if ok, err := deps.IsFile(files, "setup.sh"); err != nil {
 		return schemas.Recipe{}, fmt.Errorf("default recipe: %w", err)
 	} else if ok {
 		resolve = append(resolve, "bash setup.sh")
@@ -122,17 +122,6 @@ func manifestNames(eco schemas.Ecosystem) string {
 		return "pom.xml"
 	}
 	return "CMakeLists.txt"
-}
-
-func exists(files fs.FS, p string) (bool, error) {
-	st, err := fs.Stat(files, p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return !st.IsDir(), nil
 }
 
 // pyImportRun imports the top-level modules of the distribution installed from the
@@ -214,7 +203,7 @@ func pythonScript(files fs.FS) (string, error) {
 		}
 		for _, m := range readmeRunRe.FindAllStringSubmatch(string(b), -1) {
 			p := strings.TrimPrefix(m[1], "./")
-			if ok, err := exists(files, p); err != nil {
+			if ok, err := deps.IsFile(files, p); err != nil {
 				return "", err
 			} else if ok && fs.ValidPath(p) {
 				return p, nil
@@ -222,7 +211,7 @@ func pythonScript(files fs.FS) (string, error) {
 		}
 	}
 	for _, c := range []string{"main.py", "app.py", "run.py", "__main__.py", "cli.py"} {
-		if ok, err := exists(files, c); err != nil {
+		if ok, err := deps.IsFile(files, c); err != nil {
 			return "", err
 		} else if ok {
 			return c, nil
@@ -247,7 +236,7 @@ func pythonScript(files fs.FS) (string, error) {
 func javascript(files fs.FS) (string, string, error) {
 	install := "npm install --no-audit --no-fund"
 	for _, lock := range []string{"package-lock.json", "npm-shrinkwrap.json"} {
-		if ok, err := exists(files, lock); err != nil {
+		if ok, err := deps.IsFile(files, lock); err != nil {
 			return "", "", err
 		} else if ok {
 			install = "npm ci --no-audit --no-fund"
@@ -274,7 +263,7 @@ func javascript(files fs.FS) (string, string, error) {
 		main = "index.js"
 	}
 	for _, c := range []string{main, main + ".js", path.Join(main, "index.js")} {
-		if ok, err := exists(files, c); err != nil {
+		if ok, err := deps.IsFile(files, c); err != nil {
 			return "", "", err
 		} else if ok {
 			return install, "node " + deps.ShellQuote(c), nil
@@ -422,7 +411,7 @@ func cpp(files fs.FS) (string, error) {
 				if !fs.ValidPath(sub) || strings.HasPrefix(sub, "..") {
 					continue
 				}
-				if ok, err := exists(files, path.Join(sub, "CMakeLists.txt")); err != nil {
+				if ok, err := deps.IsFile(files, path.Join(sub, "CMakeLists.txt")); err != nil {
 					return err
 				} else if ok {
 					if err := walk(path.Join(sub, "CMakeLists.txt"), vars, depth+1); err != nil {
