@@ -28,6 +28,46 @@
 // lines) with 16 KiB of overlap, scanned by a bounded pool of workers, and findings from
 // overlapping chunks are merged by their byte range.
 //
+// # Speed: the line prefilter
+//
+// gitleaks runs a rule on a whole fragment when one of the rule's keywords occurs
+// anywhere in it, and a handful of rules have keywords that occur in almost every text
+// ("key", "token", "s.", "api-", "authorization"). Each chunk is therefore read once in Go
+// for keywords, and the rules are split into groups that gitleaks runs, without
+// decoding, on the parts of the chunk that can hold a match:
+//
+//   - Cold rules (most): every match of the rule's regex contains one of its keywords,
+//     and a match holds at most a bounded number of newlines before and after it
+//     (both checked on the regex's syntax tree when the Scanner is built). They run on
+//     the lines with one of their keywords, widened by those bounds plus one line.
+//   - Hot rules (generic-api-key, vault-service-token, octopus-deploy-api-key and the
+//     Authorization rule): a Go pre-check, a necessary condition for a match at a
+//     keyword occurrence (e.g. an assignment operator within the next 23 bytes for
+//     generic-api-key), selects the lines, up to where such a match can end, plus one
+//     line each side. A pre-check is tied to the rule's exact regex; if a gitleaks
+//     update changes it, the rule becomes a cold or whole rule (a test reports it).
+//     Hot windows are remembered by their text (bounded memo per Scanner): repeated
+//     lines in code are scanned once. On code, most of the scan's time is gitleaks'
+//     work per generic-api-key match (a submatch and the allowlist regexes for each of
+//     the ~600 matches per MB such as `apiKey = process.env.API_KEY`), which the
+//     windows do not reduce and the memo only saves for repeated lines.
+//   - Whole rules (matches not tied to a keyword, unbounded newlines such as PEM keys,
+//     path conditions, multi-part rules): they run on the whole chunk, as before, when
+//     one of their keywords occurs (or the path matches, or they have no keyword).
+//
+// The selected windows of a group are joined into one fragment, separated by 16
+// newlines, a NUL byte and 16 newlines, which no match of those rules can cross; hits
+// are mapped back to the chunk. gitleaks' rule that drops a generic finding when a
+// specific rule's secret on the same line contains it is applied again across groups.
+//
+// A chunk is scanned exhaustively (every rule on the whole chunk, with decoding, as
+// gitleaks alone would) when gitleaks' decoder finds something to decode in it (checked
+// by running the decoder on the lines that could hold base64, hex, percent or unicode
+// escapes) or when it holds a rune that lower-cases or case-folds to an ASCII letter
+// (ſ, K, İ), for which keyword matching on ASCII would not be exact. The findings are
+// the same as those of the exhaustive scan; TestPrefilterSameFindings compares both on
+// texts with many providers' secrets.
+//
 // # Findings and tiers
 //
 // A finding (schemas.Finding) names the instance, the field, the path (a file path, or

@@ -34,11 +34,16 @@ type Options struct {
 	MaxDecodeDepth int
 	// ChunkSize and ChunkOverlap (bytes) decide how long texts are cut for the workers.
 	ChunkSize, ChunkOverlap int
+
+	// exhaustive turns the line prefilter off: every chunk is scanned by one detector
+	// with every rule (the reference the prefilter is tested against).
+	exhaustive bool
 }
 
 // Scanner finds credentials in text. It is safe for concurrent use.
 type Scanner struct {
 	det     *detect.Detector
+	groups  *groups // nil: no prefilter
 	chunk   int
 	overlap int
 	rules   int
@@ -59,6 +64,11 @@ func NewScanner(opts Options) (*Scanner, error) {
 	}
 	det.Redact = 0 // the secret is needed to fingerprint and locate it; it never leaves this package
 	s := &Scanner{det: det, chunk: opts.ChunkSize, overlap: opts.ChunkOverlap, rules: len(cfg.Rules)}
+	if !opts.exhaustive {
+		if s.groups, err = buildGroups(cfg); err != nil {
+			return nil, err
+		}
+	}
 	if s.chunk <= 0 {
 		s.chunk = defaultChunkSize
 	}
@@ -198,7 +208,15 @@ type hit struct {
 
 // scanChunk runs gitleaks on one chunk and returns hits with offsets into the chunk.
 func (s *Scanner) scanChunk(ctx context.Context, path, chunk string) []hit {
-	fs := s.det.DetectContext(ctx, detect.Fragment{Raw: chunk, FilePath: path})
+	if s.groups != nil {
+		return s.scanFiltered(ctx, path, chunk)
+	}
+	return s.scanWith(ctx, s.det, path, chunk)
+}
+
+// scanWith runs one detector on text and returns hits with offsets into text.
+func (s *Scanner) scanWith(ctx context.Context, det *detect.Detector, path, chunk string) []hit {
+	fs := det.DetectContext(ctx, detect.Fragment{Raw: chunk, FilePath: path})
 	if len(fs) == 0 {
 		return nil
 	}

@@ -1,0 +1,588 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"regexp/syntax"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/zricethezav/gitleaks/v8/config"
+	"github.com/zricethezav/gitleaks/v8/detect"
+	"github.com/zricethezav/gitleaks/v8/detect/codec"
+)
+
+// sepNewlines is the number of newlines on each side of the NUL byte that separates two
+// windows in a fragment: more than any cold or hot rule's match can contain, so no match
+// joins two windows.
+const sepNewlines = 16
+
+// groups are the detectors of the line prefilter: each runs some rules without decoding.
+type groups struct {
+	pf    *prefilter
+	cold  *detect.Detector
+	hot   [numHot]*detect.Detector
+	whole *detect.Detector
+	memo  windowMemo
+}
+
+// maxMemo bounds the remembered windows; the memo starts over when it is full.
+const (
+	maxMemo       = 1 << 16
+	maxMemoWindow = 4 << 10
+)
+
+// windowMemo remembers the hits of hot-rule windows by their text: the hits of a window
+// depend only on its text, on whether it starts or ends its chunk, and on the rule
+// (hot rules have no path conditions). Code repeats lines (imports, boilerplate) and
+// the hot rules' per-match work in gitleaks dominates the scan, so repeated windows are
+// scanned once.
+type windowMemo struct {
+	mu sync.Mutex
+	m  map[memoKey][]hit // hits with offsets relative to the window
+}
+
+type memoKey struct {
+	group       int
+	first, last bool
+	text        string
+}
+
+// buildGroups classifies the rules of cfg (see the package doc, "Speed") and builds one
+// detector per group.
+func buildGroups(cfg config.Config) (*groups, error) {
+	ids := append([]string(nil), cfg.OrderedRules...)
+	if len(ids) != len(cfg.Rules) {
+		ids = ids[:0]
+		for id := range cfg.Rules {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+	}
+	// Rules with required (multi-part) rules look them up in their detector's config:
+	// they and their parts run on the whole chunk together.
+	forceWhole := map[string]bool{}
+	for _, id := range ids {
+		r := cfg.Rules[id]
+		if len(r.RequiredRules) > 0 {
+			forceWhole[id] = true
+			for _, q := range r.RequiredRules {
+				forceWhole[q.RuleID] = true
+			}
+		}
+	}
+	pf := &prefilter{pair: make([]uint16, 1<<16)}
+	kwIndex := map[string]int{}
+	addKw := func(k string) *kwInfo {
+		i, ok := kwIndex[k]
+		if !ok {
+			i = len(pf.kws)
+			kwIndex[k] = i
+			pf.kws = append(pf.kws, kwInfo{text: k})
+		}
+		return &pf.kws[i]
+	}
+	sub := func() config.Config {
+		return config.Config{Rules: map[string]config.Rule{}, Keywords: map[string]struct{}{}, Allowlists: cfg.Allowlists}
+	}
+	coldCfg, wholeCfg := sub(), sub()
+	var hotCfg [numHot]config.Config
+	add := func(c *config.Config, r config.Rule) {
+		c.Rules[r.RuleID] = r
+		c.OrderedRules = append(c.OrderedRules, r.RuleID)
+		for _, k := range r.Keywords {
+			c.Keywords[strings.ToLower(k)] = struct{}{}
+		}
+	}
+	for _, id := range ids {
+		r := cfg.Rules[id]
+		kws := make([]string, 0, len(r.Keywords))
+		usable := true
+		for _, k := range r.Keywords {
+			k = strings.ToLower(k)
+			if len(k) < 2 || !isASCII(k) {
+				usable = false
+			}
+			kws = append(kws, k)
+		}
+		plain := usable && r.Regex != nil && len(kws) > 0 && r.Path == nil && !r.SkipReport && !forceWhole[id]
+		hot := -1
+		for h := range numHot {
+			if id == hotRuleIDs[h] && plain && r.Regex.String() == hotRegexes[h] {
+				hot = h
+			}
+		}
+		var a anchor
+		if plain && hot < 0 {
+			re, err := syntax.Parse(r.Regex.String(), syntax.Perl)
+			if err == nil {
+				a = keywordAnchor(re, kws)
+			}
+		}
+		switch {
+		case hot >= 0:
+			if hotCfg[hot].Rules == nil {
+				hotCfg[hot] = sub()
+			}
+			add(&hotCfg[hot], r)
+			pf.hotOn[hot] = true
+			for _, k := range kws {
+				addKw(k).hot[hot] = true
+			}
+		case a.ok && a.before < sepNewlines-2 && a.after < sepNewlines-2:
+			add(&coldCfg, r)
+			pf.coldBefore, pf.coldAfter = max(pf.coldBefore, a.before+1), max(pf.coldAfter, a.after+1)
+			for _, k := range kws {
+				addKw(k).cold = true
+			}
+		default:
+			add(&wholeCfg, r)
+			w := wholeRule{id: id, always: len(kws) == 0}
+			if r.Path != nil {
+				w.pathOnly = r.Path.MatchString
+			}
+			wi := len(pf.whole)
+			pf.whole = append(pf.whole, w)
+			for _, k := range kws {
+				kw := addKw(k)
+				kw.whole = append(kw.whole, wi)
+			}
+		}
+	}
+	for i, kw := range pf.kws {
+		p := int(kw.text[0])<<8 | int(kw.text[1])
+		if pf.pair[p] == 0 {
+			pf.lists = append(pf.lists, nil)
+			pf.pair[p] = uint16(len(pf.lists))
+		}
+		pf.lists[pf.pair[p]-1] = append(pf.lists[pf.pair[p]-1], i)
+	}
+	if len(pf.lists) >= 1<<16-1 {
+		return nil, fmt.Errorf("prefilter: too many keyword prefixes")
+	}
+	pf.sep = strings.Repeat("\n", sepNewlines) + "\x00" + strings.Repeat("\n", sepNewlines)
+	g := &groups{pf: pf, cold: newGroupDetector(coldCfg), whole: newGroupDetector(wholeCfg)}
+	for h := range numHot {
+		if pf.hotOn[h] {
+			g.hot[h] = newGroupDetector(hotCfg[h])
+		}
+	}
+	return g, nil
+}
+
+func newGroupDetector(cfg config.Config) *detect.Detector {
+	d := detect.NewDetector(cfg)
+	d.IgnoreGitleaksAllow = true
+	d.MaxDecodeDepth = 0
+	d.Redact = 0
+	return d
+}
+
+// lineRange is an inclusive range of line indices.
+type lineRange struct{ a, b int }
+
+// chunkLines holds the line starts of a chunk.
+type chunkLines struct {
+	starts []int
+	n      int // len(text)
+}
+
+func newChunkLines(text string) chunkLines {
+	starts := []int{0}
+	for i := 0; i < len(text); {
+		j := strings.IndexByte(text[i:], '\n')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+		if i < len(text) {
+			starts = append(starts, i)
+		}
+	}
+	return chunkLines{starts, len(text)}
+}
+
+func (l chunkLines) lineOf(pos int) int {
+	return sort.Search(len(l.starts), func(i int) bool { return l.starts[i] > pos }) - 1
+}
+
+func (l chunkLines) end(k int) int {
+	if k+1 < len(l.starts) {
+		return l.starts[k+1]
+	}
+	return l.n
+}
+
+// plan is what the prefilter decided for one chunk.
+type plan struct {
+	exhaustive bool // run every rule on the whole chunk, with decoding
+	cold       []lineRange
+	hot        [numHot][]lineRange
+	whole      bool
+}
+
+func (pf *prefilter) addRange(rs []lineRange, a, b, last int) []lineRange {
+	a, b = max(a, 0), min(b, last)
+	if n := len(rs); n > 0 && a <= rs[n-1].b+1 && a >= rs[n-1].a {
+		rs[n-1].b = max(rs[n-1].b, b)
+		return rs
+	}
+	return append(rs, lineRange{a, b})
+}
+
+// plan reads the chunk once for keywords and candidate encodings.
+func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
+	var p plan
+	for _, fb := range foldBytes {
+		if strings.Contains(text, fb) {
+			p.exhaustive = true
+			return p
+		}
+	}
+	if hasDecodable(text, lines) {
+		p.exhaustive = true
+		return p
+	}
+	last := len(lines.starts) - 1
+	trig := make([]bool, len(pf.whole))
+	for i, w := range pf.whole {
+		if w.always {
+			trig[i] = true
+		}
+	}
+	line := 0
+	n := len(text)
+	for i := 0; i+1 < n; i++ {
+		li := pf.pair[int(lowerASCII(text[i]))<<8|int(lowerASCII(text[i+1]))]
+		if li == 0 {
+			continue
+		}
+		for line+1 < len(lines.starts) && lines.starts[line+1] <= i {
+			line++
+		}
+		for _, ki := range pf.lists[li-1] {
+			kw := &pf.kws[ki]
+			if !hasPrefixLower(text[i:], kw.text) {
+				continue
+			}
+			if kw.cold {
+				p.cold = pf.addRange(p.cold, line-pf.coldBefore, line+pf.coldAfter, last)
+			}
+			for _, wi := range kw.whole {
+				trig[wi] = true
+			}
+			for h := range numHot {
+				if !kw.hot[h] {
+					continue
+				}
+				if endPos, ok := hotCheck(h, text, i, i+len(kw.text)); ok {
+					p.hot[h] = pf.addRange(p.hot[h], line-1, lines.lineOf(endPos)+1, last)
+				}
+			}
+		}
+	}
+	for i, w := range pf.whole {
+		if trig[i] && (w.pathOnly == nil || w.pathOnly(path)) {
+			p.whole = true
+		}
+	}
+	return p
+}
+
+func hasPrefixLower(s, lowerPrefix string) bool {
+	if len(s) < len(lowerPrefix) {
+		return false
+	}
+	for j := 0; j < len(lowerPrefix); j++ {
+		if lowerASCII(s[j]) != lowerPrefix[j] {
+			return false
+		}
+	}
+	return true
+}
+
+func isWord(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+func isAlnum(c byte) bool { return isWord(c) && c != '_' }
+
+// isSpace is RE2's \s.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
+// hotCheck is a necessary condition for a match of hot rule h that uses the keyword
+// occurrence text[ks:ke]. It returns a position up to which such a match may reach.
+func hotCheck(h int, text string, ks, ke int) (int, bool) {
+	n := len(text)
+	switch h {
+	case hotGeneric:
+		// [ \t\w.-]{0,20} [\s'"]{0,3} then an operator; the secret starts at most
+		// 4 (":::=") + 5 ([\x60'"\s=]{0,5}) bytes after the operator's first byte.
+		cnt := 0
+		for ke+cnt < n && cnt < 20 {
+			c := text[ke+cnt]
+			if !(isWord(c) || c == ' ' || c == '\t' || c == '.' || c == '-') {
+				break
+			}
+			cnt++
+		}
+		for j := 0; j <= cnt; j++ {
+			for m, q := 0, ke+j; m <= 3 && q+m < n; m++ {
+				switch c := text[q+m]; {
+				case c == '=' || c == '>' || c == ':' || c == '|' || c == '?' || c == ',':
+					return min(n-1, q+m+9), true
+				case isSpace(c) || c == '\'' || c == '"':
+					continue
+				}
+				break
+			}
+		}
+		return 0, false
+	case hotVault:
+		if text[ks] != 's' || text[ks+1] != '.' {
+			return 0, false
+		}
+		if count(text, ke, 24, isAlnum) >= 24 {
+			return ks, true
+		}
+		if ks >= 2 && text[ks-2:ks] == "hv" && count(text, ke, 90, func(c byte) bool { return isWord(c) || c == '-' }) >= 90 {
+			return ks, true
+		}
+		return 0, false
+	case hotOctopus:
+		if text[ks:ke] != "API-" {
+			return 0, false
+		}
+		up := func(c byte) bool { return 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
+		return ks, count(text, ke, 26, up) >= 26
+	case hotAuth:
+		p := ke
+		for p < n && (isSpace(text[p]) || strings.IndexByte(`"':=,`, text[p]) >= 0) {
+			p++
+		}
+		for _, s := range []string{"bearer", "basic", "token", "apikey", "api-key"} {
+			if hasPrefixLower(text[p:], s) {
+				return p, true
+			}
+		}
+		return 0, false
+	}
+	return 0, false
+}
+
+// count returns how many of the (at most max) bytes from text[i:] satisfy ok in a row.
+func count(text string, i, max int, ok func(byte) bool) int {
+	c := 0
+	for i+c < len(text) && c < max && ok(text[i+c]) {
+		c++
+	}
+	return c
+}
+
+// hasDecodable reports whether gitleaks' decoder would decode anything in text. It
+// decodes the lines that could hold an encoded value (a run of 16 base64 characters
+// with a digit or one of +/-_, a '%', a '\', or "U+"), joined as in the text when
+// adjacent and across a NUL byte otherwise.
+func hasDecodable(text string, lines chunkLines) bool {
+	var b strings.Builder
+	prev := -2
+	for k := range lines.starts {
+		s, e := lines.starts[k], lines.end(k)
+		if !decodeCandidate(text[s:e]) {
+			continue
+		}
+		if prev >= 0 && prev != k-1 {
+			b.WriteString("\n\x00\n")
+		}
+		b.WriteString(text[s:e])
+		prev = k
+	}
+	if b.Len() == 0 {
+		return false
+	}
+	_, segs := codec.NewDecoder().Decode(b.String(), nil)
+	return len(segs) > 0
+}
+
+// decodeCandidate is a necessary condition for gitleaks' decoder to decode part of line.
+func decodeCandidate(l string) bool {
+	run, likely := 0, false
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		switch {
+		case c == '%' || c == '\\' || c == '+' && i > 0 && l[i-1] == 'U':
+			return true
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			run++
+		case '0' <= c && c <= '9' || c == '_' || c == '-' || c == '+' || c == '/':
+			run++
+			likely = true
+		default:
+			run, likely = 0, false
+		}
+		if run >= 16 && likely {
+			return true
+		}
+	}
+	return false
+}
+
+// piece maps a window of a fragment back to the chunk.
+type piece struct{ frag, chunk, n int }
+
+// fragment joins the line ranges of text into one string, windows separated by sep.
+func fragment(text string, lines chunkLines, rs []lineRange, sep string) (string, []piece) {
+	var b strings.Builder
+	var ps []piece
+	for _, r := range rs {
+		s, e := lines.starts[r.a], lines.end(r.b)
+		if s > 0 || b.Len() > 0 {
+			b.WriteString(sep)
+		}
+		ps = append(ps, piece{b.Len(), s, e - s})
+		b.WriteString(text[s:e])
+	}
+	return b.String(), ps
+}
+
+// scanFiltered scans a chunk group by group (see the package doc, "Speed").
+func (s *Scanner) scanFiltered(ctx context.Context, path, chunk string) []hit {
+	lines := newChunkLines(chunk)
+	p := s.groups.pf.plan(path, chunk, lines)
+	if p.exhaustive {
+		return s.scanWith(ctx, s.det, path, chunk)
+	}
+	var out []hit
+	run := func(d *detect.Detector, rs []lineRange) {
+		if len(rs) == 0 {
+			return
+		}
+		frag, ps := fragment(chunk, lines, rs, s.groups.pf.sep)
+		for _, h := range s.scanWith(ctx, d, path, frag) {
+			i := sort.Search(len(ps), func(i int) bool { return ps[i].frag > h.start }) - 1
+			if i < 0 || h.end > ps[i].frag+ps[i].n {
+				continue
+			}
+			d := ps[i].chunk - ps[i].frag
+			lo, hi := ps[i].chunk, ps[i].chunk+ps[i].n
+			h.start, h.end = h.start+d, h.end+d
+			h.matchStart, h.matchEnd = clamp(h.matchStart+d, lo, hi), clamp(h.matchEnd+d, lo, hi)
+			out = append(out, h)
+		}
+	}
+	run(s.groups.cold, p.cold)
+	for h := range numHot {
+		out = append(out, s.runMemo(ctx, h, path, chunk, lines, p.hot[h])...)
+	}
+	if p.whole {
+		out = append(out, s.scanWith(ctx, s.groups.whole, path, chunk)...)
+	}
+	return filterGeneric(chunk, out)
+}
+
+// runMemo scans the windows rs of a chunk with hot group h, taking the hits of windows
+// seen before from the memo and scanning the others together in one fragment.
+func (s *Scanner) runMemo(ctx context.Context, h int, path, chunk string, lines chunkLines, rs []lineRange) []hit {
+	if len(rs) == 0 {
+		return nil
+	}
+	g := s.groups
+	last := len(lines.starts) - 1
+	key := func(r lineRange) memoKey {
+		return memoKey{h, r.a == 0, r.b == last, chunk[lines.starts[r.a]:lines.end(r.b)]}
+	}
+	var out []hit
+	var todo []lineRange
+	g.memo.mu.Lock()
+	for _, r := range rs {
+		k := key(r)
+		if hs, ok := g.memo.m[k]; ok && len(k.text) <= maxMemoWindow {
+			base := lines.starts[r.a]
+			for _, x := range hs {
+				x.start, x.end, x.matchStart, x.matchEnd = x.start+base, x.end+base, x.matchStart+base, x.matchEnd+base
+				out = append(out, x)
+			}
+			continue
+		}
+		todo = append(todo, r)
+	}
+	g.memo.mu.Unlock()
+	if len(todo) == 0 {
+		return out
+	}
+	// Each window gets separators on both sides (none at the chunk's ends), so its hits
+	// are the same wherever it is scanned.
+	var b strings.Builder
+	var ps []piece
+	for _, r := range todo {
+		st, en := lines.starts[r.a], lines.end(r.b)
+		if r.a > 0 || b.Len() > 0 {
+			b.WriteString(g.pf.sep)
+		}
+		ps = append(ps, piece{b.Len(), st, en - st})
+		b.WriteString(chunk[st:en])
+		if r.b < last {
+			b.WriteString(g.pf.sep)
+		}
+	}
+	frag := b.String()
+	per := make([][]hit, len(todo))
+	for _, x := range s.scanWith(ctx, g.hot[h], path, frag) {
+		i := sort.Search(len(ps), func(i int) bool { return ps[i].frag > x.start }) - 1
+		if i < 0 || x.end > ps[i].frag+ps[i].n {
+			continue
+		}
+		lo, hi := ps[i].frag, ps[i].frag+ps[i].n
+		x.start, x.end = x.start-lo, x.end-lo
+		x.matchStart, x.matchEnd = clamp(x.matchStart, lo, hi)-lo, clamp(x.matchEnd, lo, hi)-lo
+		per[i] = append(per[i], x)
+	}
+	if ctx.Err() != nil {
+		return out
+	}
+	g.memo.mu.Lock()
+	if g.memo.m == nil || len(g.memo.m) >= maxMemo {
+		g.memo.m = make(map[memoKey][]hit)
+	}
+	for i, r := range todo {
+		k := key(r)
+		if len(k.text) <= maxMemoWindow {
+			k.text = strings.Clone(k.text)
+			g.memo.m[k] = append([]hit{}, per[i]...)
+		}
+		base := ps[i].chunk
+		for _, x := range per[i] {
+			x.start, x.end, x.matchStart, x.matchEnd = x.start+base, x.end+base, x.matchStart+base, x.matchEnd+base
+			out = append(out, x)
+		}
+	}
+	g.memo.mu.Unlock()
+	return out
+}
+
+// filterGeneric drops a generic rule's hit when a specific rule's secret on the same line
+// contains its secret, as gitleaks does within one fragment.
+func filterGeneric(chunk string, hs []hit) []hit {
+	if len(hs) < 2 {
+		return hs
+	}
+	line := func(h hit) int { return strings.Count(chunk[:min(len(chunk), h.matchStart+1)], "\n") }
+	out := hs[:0:0]
+	for _, h := range hs {
+		drop := false
+		if strings.Contains(strings.ToLower(h.rule), "generic") {
+			for _, o := range hs {
+				if o.rule != h.rule && !strings.Contains(strings.ToLower(o.rule), "generic") &&
+					strings.Contains(o.secret, h.secret) && line(o) == line(h) {
+					drop = true
+					break
+				}
+			}
+		}
+		if !drop {
+			out = append(out, h)
+		}
+	}
+	return out
+}

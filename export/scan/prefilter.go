@@ -1,0 +1,332 @@
+package scan
+
+import (
+	"regexp/syntax"
+	"strings"
+	"unicode"
+)
+
+// Rule analysis for the line prefilter (see the package doc, "Speed").
+
+const (
+	maxExactSet = 256 // largest set of exact strings tracked for one node
+	unbounded   = 1 << 20
+)
+
+// exactSet returns the lower-cased strings re can match when that set is small and
+// finite. Zero-width assertions match the empty string.
+func exactSet(re *syntax.Regexp) ([]string, bool) {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return []string{""}, true
+	case syntax.OpLiteral:
+		var b strings.Builder
+		for _, r := range re.Rune {
+			b.WriteRune(unicode.ToLower(r))
+		}
+		return []string{b.String()}, true
+	case syntax.OpCharClass:
+		seen := map[rune]bool{}
+		var out []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if re.Rune[i+1]-re.Rune[i] > 8 {
+				return nil, false
+			}
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				l := unicode.ToLower(r)
+				if !seen[l] {
+					seen[l] = true
+					out = append(out, string(l))
+				}
+			}
+		}
+		if len(out) == 0 || len(out) > 8 {
+			return nil, false
+		}
+		return out, true
+	case syntax.OpCapture:
+		return exactSet(re.Sub[0])
+	case syntax.OpQuest:
+		s, ok := exactSet(re.Sub[0])
+		if !ok {
+			return nil, false
+		}
+		return append(s, ""), true
+	case syntax.OpAlternate:
+		var out []string
+		for _, sub := range re.Sub {
+			s, ok := exactSet(sub)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s...)
+			if len(out) > maxExactSet {
+				return nil, false
+			}
+		}
+		return out, true
+	case syntax.OpConcat:
+		return concatSets(re.Sub)
+	}
+	return nil, false
+}
+
+func concatSets(subs []*syntax.Regexp) ([]string, bool) {
+	out := []string{""}
+	for _, sub := range subs {
+		s, ok := exactSet(sub)
+		if !ok {
+			return nil, false
+		}
+		if len(out)*len(s) > maxExactSet {
+			return nil, false
+		}
+		next := make([]string, 0, len(out)*len(s))
+		for _, a := range out {
+			for _, b := range s {
+				next = append(next, a+b)
+			}
+		}
+		out = next
+	}
+	return out, true
+}
+
+// maxNewlines returns the largest number of '\n' a match of re can contain (unbounded
+// when a repetition without an upper bound can match one).
+func maxNewlines(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		n := 0
+		for _, r := range re.Rune {
+			if r == '\n' {
+				n++
+			}
+		}
+		return n
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if re.Rune[i] <= '\n' && '\n' <= re.Rune[i+1] {
+				return 1
+			}
+		}
+		return 0
+	case syntax.OpAnyChar:
+		return 1
+	case syntax.OpAnyCharNotNL:
+		return 0
+	case syntax.OpCapture, syntax.OpQuest:
+		return maxNewlines(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus:
+		if maxNewlines(re.Sub[0]) > 0 {
+			return unbounded
+		}
+		return 0
+	case syntax.OpRepeat:
+		n := maxNewlines(re.Sub[0])
+		if n == 0 {
+			return 0
+		}
+		if re.Max < 0 {
+			return unbounded
+		}
+		return min(unbounded, n*re.Max)
+	case syntax.OpConcat:
+		t := 0
+		for _, sub := range re.Sub {
+			t = min(unbounded, t+maxNewlines(sub))
+		}
+		return t
+	case syntax.OpAlternate:
+		m := 0
+		for _, sub := range re.Sub {
+			m = max(m, maxNewlines(sub))
+		}
+		return m
+	}
+	return 0
+}
+
+// anchor is where a keyword must occur in every match of a regex: at most before
+// newlines of the match precede it and at most after newlines follow it.
+type anchor struct {
+	ok            bool
+	before, after int
+}
+
+func (a anchor) better(b anchor) anchor {
+	if !a.ok || b.ok && b.before+b.after < a.before+a.after {
+		return b
+	}
+	return a
+}
+
+func containsKeyword(ss []string, kws []string) bool {
+	for _, s := range ss {
+		found := false
+		for _, k := range kws {
+			if strings.Contains(s, k) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// keywordAnchor reports whether every match of re contains one of kws (lower-cased,
+// ASCII matching), and how many newlines can surround that keyword in the match.
+func keywordAnchor(re *syntax.Regexp, kws []string) anchor {
+	if s, ok := exactSet(re); ok && containsKeyword(s, kws) {
+		n := maxNewlines(re)
+		return anchor{true, n, n}
+	}
+	switch re.Op {
+	case syntax.OpCapture:
+		return keywordAnchor(re.Sub[0], kws)
+	case syntax.OpPlus:
+		a := keywordAnchor(re.Sub[0], kws)
+		if !a.ok {
+			return a
+		}
+		if n := maxNewlines(re); n > 0 {
+			return anchor{n < unbounded, n, n}
+		}
+		return a
+	case syntax.OpRepeat:
+		if re.Min < 1 {
+			return anchor{}
+		}
+		a := keywordAnchor(re.Sub[0], kws)
+		if !a.ok {
+			return a
+		}
+		if n := maxNewlines(re); n > 0 {
+			return anchor{n < unbounded, n, n}
+		}
+		return a
+	case syntax.OpAlternate:
+		out := anchor{ok: true}
+		for _, sub := range re.Sub {
+			a := keywordAnchor(sub, kws)
+			if !a.ok {
+				return anchor{}
+			}
+			out.before, out.after = max(out.before, a.before), max(out.after, a.after)
+		}
+		return out
+	case syntax.OpConcat:
+		nl := make([]int, len(re.Sub))
+		for i, sub := range re.Sub {
+			nl[i] = maxNewlines(sub)
+		}
+		sum := func(a, b int) int {
+			t := 0
+			for _, n := range nl[a:b] {
+				t = min(unbounded, t+n)
+			}
+			return t
+		}
+		var best anchor
+		for i, sub := range re.Sub {
+			if a := keywordAnchor(sub, kws); a.ok {
+				best = best.better(anchor{true, min(unbounded, sum(0, i)+a.before), min(unbounded, a.after+sum(i+1, len(nl)))})
+			}
+			for j := i + 2; j <= len(re.Sub); j++ {
+				s, ok := concatSets(re.Sub[i:j])
+				if !ok {
+					break
+				}
+				if containsKeyword(s, kws) {
+					in := sum(i, j)
+					best = best.better(anchor{true, min(unbounded, sum(0, i)+in), min(unbounded, in+sum(j, len(nl)))})
+					break
+				}
+			}
+		}
+		if best.ok && (best.before >= unbounded || best.after >= unbounded) {
+			return anchor{}
+		}
+		return best
+	}
+	return anchor{}
+}
+
+// Rule classes of the prefilter.
+const (
+	classCold  = iota // anchored on a keyword with bounded newlines: runs on keyword lines
+	classHot          // anchored, with a Go pre-check that selects candidate lines
+	classWhole        // runs on the whole chunk whenever gitleaks would run it
+)
+
+// Hot rules: their keywords occur in almost every text, so a Go pre-check (a necessary
+// condition for a match at a keyword occurrence) picks the lines they run on.
+const (
+	hotGeneric = iota
+	hotVault
+	hotOctopus
+	hotAuth
+	numHot
+)
+
+var hotRuleIDs = [numHot]string{"generic-api-key", "vault-service-token", "octopus-deploy-api-key", RuleAuthHeader}
+
+// hotRegexes are the regexes the pre-checks were written for; a different regex (a new
+// gitleaks version) makes the rule an ordinary one.
+var hotRegexes = [numHot]string{
+	`(?i)[\w.-]{0,50}?(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|secret|token)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([\w.=-]{10,150}|[a-z0-9][a-z0-9+/]{11,}={0,3})(?:[\x60'"\s;]|\\[nr]|$)`,
+	`\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))(?:[\x60'"\s;]|\\[nr]|$)`,
+	`\b(API-[A-Z0-9]{26})(?:[\x60'"\s;]|\\[nr]|$)`,
+	`(?i)\bauthorization["']?\s*[:=,]\s*["']?(?:bearer|basic|token|apikey|api-key)[ \t]+([^\s"'\x60\\,;)]{3,400})`,
+}
+
+// kwInfo is one keyword (lower case) and what an occurrence of it means.
+type kwInfo struct {
+	text  string
+	cold  bool // a cold rule uses it: the line is scanned
+	hot   [numHot]bool
+	whole []int // indices into prefilter.whole
+}
+
+// wholeRule is a rule of the whole-chunk class, with what triggers it.
+type wholeRule struct {
+	id       string
+	always   bool // no keywords
+	pathOnly func(string) bool
+}
+
+// prefilter picks, per chunk, the lines each group of rules runs on.
+type prefilter struct {
+	pair  []uint16 // first two lower-case bytes -> 1 + index into lists
+	lists [][]int  // keyword indices
+	kws   []kwInfo
+	// coldBefore/coldAfter are the lines of context kept around a cold keyword line.
+	coldBefore, coldAfter int
+	hotOn                 [numHot]bool
+	whole                 []wholeRule
+	sep                   string
+}
+
+// foldBytes are UTF-8 encodings of the runes that lower-case or case-fold to ASCII
+// letters (ſ, K, İ). A chunk containing one takes the exhaustive path.
+var foldBytes = []string{"\u017f", "\u212a", "\u0130"}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,252 @@
+package scan
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"math/rand"
+	"net/url"
+	"reflect"
+	"regexp/syntax"
+	"sort"
+	"strings"
+	"testing"
+
+	glregexp "github.com/zricethezav/gitleaks/v8/regexp"
+)
+
+// secretLines returns lines (some multi-line) holding real-shaped fake secrets of many
+// providers in the shapes code, configs, logs and prose use: plain ones, and ones that
+// gitleaks' decoder decodes or that hold a rune lower-casing to ASCII (both make the
+// prefilter scan the chunk exhaustively).
+func secretLines(f *fakeSecrets, r *rand.Rand) (plain, special []string) {
+	b64 := base64.StdEncoding.EncodeToString
+	jwtPart := func(s string) string { return strings.TrimRight(base64.URLEncoding.EncodeToString([]byte(s)), "=") }
+	jwt := jwtPart(`{"alg":"HS256","typ":"JWT"}`) + "." + jwtPart(fmt.Sprintf(`{"sub":"%d","name":"%s"}`, r.Intn(1e6), f.pick(alnum, 8))) + "." + f.pick(alnum+"_-", 43)
+	pem := f.pemKey()
+	special = []string{
+		"Authorization: Basic " + b64([]byte("user:"+f.pick(alnum, 12))),
+		"Bearer " + jwt,
+		"jwt = \"" + jwt + "\"",
+		"data = '" + b64([]byte("machine config\ntoken = "+f.githubPAT()+"\n")) + "'",
+		"tls.key: " + b64([]byte(pem)),
+		"secret_b64: " + b64([]byte("password="+f.pick(alnum, 24))),
+		"hexcfg = " + hex.EncodeToString([]byte("api_key = "+f.stripeLive())),
+		"url = https://example.com/?t=" + url.QueryEscape("token="+f.githubPAT()+"&x=1"),
+		"The café's K\u212aey: " + f.pick(alnum, 30), // a Kelvin sign: lower-cases to k
+	}
+	plain = []string{
+		"export GITHUB_TOKEN=" + f.githubPAT(),
+		"token: " + f.githubFine(),
+		"aws_access_key_id = " + f.awsKeyID() + "\naws_secret_access_key = " + f.awsSecret(),
+		"AWS_SECRET_ACCESS_KEY: \"" + f.awsSecret() + "\"",
+		"SLACK = '" + f.slackBot() + "'",
+		"stripe.api_key = \"" + f.stripeLive() + "\"",
+		"git clone https://oauth2:" + f.gitlabPAT() + "@gitlab.com/x/y.git",
+		"//registry/:_authToken=" + f.npmToken(),
+		"key = '''\n" + pem + "'''",
+		"PRIVATE = \"" + strings.ReplaceAll(pem, "\n", `\n`) + "\"",
+		"password = \"" + f.pick(alnum, 20) + "\"",
+		"db_password: " + f.pick(alnum+"!@#", 18),
+		"api_key:\n    " + f.pick(alnum, 32),
+		"client_secret =\n  '" + f.pick(alnum, 40) + "'",
+		"\"apiToken\": \"" + f.pick(lowerNum, 32) + "\",",
+		"curl -H \"Authorization: Bearer " + f.bearerValue() + "\" https://api.example.com/v1",
+		"Authorization:\n    Bearer " + f.bearerValue(),
+		"headers = {'Authorization': 'token " + f.pick(alnum, 30) + "'}",
+		"VAULT_TOKEN=s." + f.pick(alnum, 24),
+		"vault login hvs." + f.pick(alnum+"_-", 95),
+		"OCTOPUS_API_KEY=API-" + f.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 26),
+		"Authorization: Bearer <your-token>",
+		"ghp_import and ghs_helper are identifiers",
+		"AKIAIOSFODNN7EXAMPLE",
+		"curl -u admin:" + f.pick(alnum, 16) + " https://example.com",
+		"sk_test_" + f.pick(alnum, 24) + " in a sentence about Stripe.",
+		"xoxp-" + f.pick(digits, 11) + "-" + f.pick(digits, 11) + "-" + f.pick(digits, 12) + "-" + f.pick("abcdef0123456789", 32),
+		"https://hooks.slack.com/services/T" + f.pick(alnum, 10) + "/B" + f.pick(alnum, 10) + "/" + f.pick(alnum, 24),
+		"sgp_" + f.pick("abcdef0123456789", 40),
+		"naïve ünïcode prose with a token = " + f.pick(alnum, 28),
+		"const GITLAB = 'glpat-" + f.pick(alnum, 20) + "'; // TODO rotate",
+		"heroku_api_key = '" + strings.ToLower(fmt.Sprintf("%s-%s-%s-%s-%s", f.pick("abcdef0123456789", 8), f.pick("abcdef0123456789", 4), f.pick("abcdef0123456789", 4), f.pick("abcdef0123456789", 4), f.pick("abcdef0123456789", 12))) + "'",
+	}
+	return plain, special
+}
+
+// equivCorpus mixes the benchmark's code, prose and logs with the secret lines.
+func equivCorpus(n int, seed int64) []Text {
+	r := rand.New(rand.NewSource(seed))
+	f := newFakes(seed + 1)
+	var files []string
+	for _, c := range cleanFiles {
+		files = append(files, c)
+	}
+	sort.Strings(files)
+	var out []Text
+	for i := range n {
+		secrets, special := secretLines(f, r)
+		if i%4 == 0 {
+			secrets = append(secrets, special...)
+		}
+		var b strings.Builder
+		target := 1<<10 + r.Intn(24<<10)
+		if i%40 == 7 {
+			target = 300 << 10 // more than one chunk
+		}
+		for b.Len() < target {
+			switch r.Intn(5) {
+			case 0:
+				b.WriteString(files[r.Intn(len(files))])
+			case 1:
+				for range 8 + r.Intn(30) {
+					b.WriteString(prose[r.Intn(len(prose))])
+					b.WriteByte(' ')
+				}
+				b.WriteString(".\n\n")
+			case 2:
+				fmt.Fprintf(&b, "Collecting package-%d==%d.%d\nERROR: Could not build wheels for pkg%d\n", r.Intn(999), r.Intn(9), r.Intn(30), r.Intn(99))
+			default:
+				// A secret, alone on its lines or inside a line of code or prose.
+				s := secrets[r.Intn(len(secrets))]
+				switch r.Intn(3) {
+				case 0:
+					b.WriteString(s + "\n")
+				case 1:
+					b.WriteString("    " + s + "  # from the issue\n")
+				default:
+					b.WriteString("See " + s + " in the log.\n")
+				}
+			}
+		}
+		content := b.String()
+		if i%9 == 0 {
+			content = strings.TrimRight(content, "\n") // no final newline
+		}
+		out = append(out, Text{InstanceID: fmt.Sprintf("envgap__eq__r-%d", i), Field: FieldProjectFiles, Path: fmt.Sprintf("f%d.txt", i), Content: content})
+	}
+	return out
+}
+
+// TestPrefilterSameFindings compares the prefiltered scan with the exhaustive one (every
+// rule on every chunk, with decoding) on texts full of secrets and on the benchmark's.
+func TestPrefilterSameFindings(t *testing.T) {
+	fast := sharedScanner(t)
+	slow, err := NewScanner(Options{exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := NewScanner(Options{ChunkSize: 8192, ChunkOverlap: 2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smallSlow, err := NewScanner(Options{ChunkSize: 8192, ChunkOverlap: 2048, exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The standard library's regexp engine is about 30x slower: a smaller corpus there.
+	n, benchMB := 120, 2<<20
+	if testing.Short() || glregexp.Version == "stdlib" {
+		n, benchMB = 24, 256<<10
+	}
+	var clean []Text
+	for p, c := range cleanFiles {
+		clean = append(clean, Text{InstanceID: "envgap__clean__x-1", Field: FieldProjectFiles, Path: p, Content: c})
+	}
+	cases := []struct {
+		name       string
+		texts      []Text
+		fast, slow *Scanner
+	}{
+		{"secrets in code and prose", equivCorpus(n, 11), fast, slow},
+		{"secrets, small chunks", equivCorpus(n/4, 12), small, smallSlow},
+		{"benchmark corpus", benchCorpus(benchMB), fast, slow},
+		{"clean files", clean, fast, slow},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := scanAll(t, c.fast, c.texts...)
+			want := scanAll(t, c.slow, c.texts...)
+			if len(want.Findings) == 0 && c.name != "clean files" {
+				t.Fatal("the reference scan found nothing: the corpus is broken")
+			}
+			rules := map[string]int{}
+			for _, o := range want.Findings {
+				rules[o.Rule]++
+			}
+			filtered := 0
+			for _, tx := range c.texts {
+				if !c.fast.groups.pf.plan(tx.Path, tx.Content, newChunkLines(tx.Content)).exhaustive {
+					filtered++
+				}
+			}
+			t.Logf("%d findings of %d rules; %d of %d texts prefiltered", len(want.Findings), len(rules), filtered, len(c.texts))
+			if filtered < len(c.texts)/2 {
+				t.Errorf("only %d of %d texts took the prefiltered path: the comparison tests little", filtered, len(c.texts))
+			}
+			if !reflect.DeepEqual(got.Notes, want.Notes) {
+				t.Errorf("notes differ")
+			}
+			g, w := occKeys(got.Findings), occKeys(want.Findings)
+			for k := range w {
+				if !g[k] {
+					t.Errorf("missing: %s", k)
+				}
+			}
+			for k := range g {
+				if !w[k] {
+					t.Errorf("extra: %s", k)
+				}
+			}
+			if len(got.Findings) != len(want.Findings) {
+				t.Errorf("%d findings, want %d", len(got.Findings), len(want.Findings))
+			}
+		})
+	}
+}
+
+// occKeys names each finding by everything but the secret.
+func occKeys(os []Occurrence) map[string]bool {
+	out := map[string]bool{}
+	for _, o := range os {
+		out[fmt.Sprintf("%s %s line %d %s %d-%d %s %s %q", o.InstanceID, o.Path, o.Line, o.Rule, o.Start, o.End, o.Tier, o.Fingerprint[:12], o.Match)] = true
+	}
+	return out
+}
+
+func TestKeywordAnchor(t *testing.T) {
+	cases := []struct {
+		re            string
+		kws           []string
+		ok            bool
+		before, after int
+	}{
+		{`\b(ghp_[A-Za-z0-9]{36})\b`, []string{"ghp_"}, true, 0, 0},
+		{`\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b`, []string{"akia"}, false, 0, 0},
+		{`(?i)[\w.-]{0,50}?(?:key|token)[\s'"]{0,3}=[\s]{0,5}([\w]{10,})`, []string{"key", "token"}, true, 0, 8},
+		{`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY-----[\s\S-]{64,}?KEY-----`, []string{"-----begin"}, false, 0, 0},
+		{`(?i)\bauthorization\s*:\s*bearer\s+(\S+)`, []string{"authorization"}, false, 0, 0},
+		{`[a-z]{5}token`, []string{"token"}, true, 0, 0},
+		{`x?token`, []string{"token"}, true, 0, 0},
+		{`(?:foo|token)`, []string{"token"}, false, 0, 0},
+		{`(?i)(?:[Aa]pi|API)_KEY=(\w+)`, []string{"api"}, true, 0, 0},
+		{`s\.(?i:[a-z0-9]{24})`, []string{"s."}, true, 0, 0},
+	}
+	for _, c := range cases {
+		re, err := syntax.Parse(c.re, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := keywordAnchor(re, c.kws)
+		if a.ok != c.ok || c.ok && (a.before != c.before || a.after != c.after) {
+			t.Errorf("%s: got %+v, want ok=%v before=%d after=%d", c.re, a, c.ok, c.before, c.after)
+		}
+	}
+}
+
+func TestHotRulesUseTheirPreChecks(t *testing.T) {
+	sc := sharedScanner(t)
+	for h := range numHot {
+		if !sc.groups.pf.hotOn[h] {
+			t.Errorf("rule %s has a pre-check but its regex changed: update hotRegexes and hotCheck", hotRuleIDs[h])
+		}
+	}
+}
