@@ -25,6 +25,9 @@ type groups struct {
 	hot   [numHot]*detect.Detector
 	whole *detect.Detector
 	memo  windowMemo
+	// generic is the Go pre-check of generic-api-key's matches (nil: every window of
+	// the rule goes to gitleaks).
+	generic *genericCheck
 }
 
 // maxMemo bounds the remembered windows; the memo starts over when it is full.
@@ -163,6 +166,9 @@ func buildGroups(cfg config.Config) (*groups, error) {
 	}
 	pf.sep = strings.Repeat("\n", sepNewlines) + "\x00" + strings.Repeat("\n", sepNewlines)
 	g := &groups{pf: pf, cold: newGroupDetector(coldCfg), whole: newGroupDetector(wholeCfg)}
+	if r, ok := hotCfg[hotGeneric].Rules[hotRuleIDs[hotGeneric]]; ok && r.SecretGroup <= 1 && len(r.RequiredRules) == 0 {
+		g.generic = &genericCheck{entropy: r.Entropy, allowlists: append(append([]*config.Allowlist{}, cfg.Allowlists...), r.Allowlists...)}
+	}
 	for h := range numHot {
 		if pf.hotOn[h] {
 			g.hot[h] = newGroupDetector(hotCfg[h])
@@ -472,6 +478,15 @@ func (s *Scanner) scanFiltered(ctx context.Context, path, chunk string) []hit {
 		}
 	}
 	run(s.groups.cold, p.cold)
+	if g := s.groups.generic; g != nil && len(p.hot[hotGeneric]) > 0 {
+		kept := p.hot[hotGeneric][:0]
+		for _, r := range p.hot[hotGeneric] {
+			if g.windowSurvives(chunk[lines.starts[r.a]:lines.end(r.b)]) {
+				kept = append(kept, r)
+			}
+		}
+		p.hot[hotGeneric] = kept
+	}
 	for h := range numHot {
 		out = append(out, s.runMemo(ctx, h, path, chunk, lines, p.hot[h])...)
 	}

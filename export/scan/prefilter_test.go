@@ -127,7 +127,8 @@ func equivCorpus(n int, seed int64) []Text {
 }
 
 // TestPrefilterSameFindings compares the prefiltered scan with the exhaustive one (every
-// rule on every chunk, with decoding) on texts full of secrets and on the benchmark's.
+// rule on every chunk, with decoding) on texts full of secrets and on the benchmarks'
+// corpora.
 func TestPrefilterSameFindings(t *testing.T) {
 	fast := sharedScanner(t)
 	slow, err := NewScanner(Options{exhaustive: true})
@@ -143,9 +144,9 @@ func TestPrefilterSameFindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The standard library's regexp engine is about 30x slower: a smaller corpus there.
-	n, benchMB := 120, 2<<20
+	n, benchMB, variedMB := 120, 2<<20, 2<<20
 	if testing.Short() || glregexp.Version == "stdlib" {
-		n, benchMB = 24, 256<<10
+		n, benchMB, variedMB = 16, 256<<10, 160<<10
 	}
 	var clean []Text
 	for p, c := range cleanFiles {
@@ -159,6 +160,8 @@ func TestPrefilterSameFindings(t *testing.T) {
 		{"secrets in code and prose", equivCorpus(n, 11), fast, slow},
 		{"secrets, small chunks", equivCorpus(n/4, 12), small, smallSlow},
 		{"benchmark corpus", benchCorpus(benchMB), fast, slow},
+		{"varied code, logs and prose", variedCorpus(variedMB, 3, 6), fast, slow},
+		{"varied, small chunks", variedCorpus(variedMB/4, 4, 6), small, smallSlow},
 		{"clean files", clean, fast, slow},
 	}
 	for _, c := range cases {
