@@ -88,6 +88,9 @@ func (s *Stage) one(ctx context.Context, cr *core.Core, c data.CandidateEntry, o
 		}
 	}
 	dec := Classify(c.Set, len(c.GoldFiles) > 0, obs)
+	if recipe.ExpectedFailureRegex == "" && sig == "" && len(obs) > 0 && obs[0].BeforeFailed && dec.Outcome == schemas.OutcomeNotReproduced && !strings.HasPrefix(dec.Reason, "flaky") {
+		dec.Reason = fmt.Sprintf("the project failed before the fix (step %s: %q), but that is not a recognised environment failure and the candidate gives no expected_failure_regex; add one if this is the failure", obs[0].FailedStep, obs[0].FailedLine)
+	}
 	v := schemas.Verdict{
 		Kind: "verdict", InstanceID: id, Candidate: c.Digest, Key: key, Outcome: dec.Outcome, Reason: dec.Reason,
 		IsControl: dec.IsControl, Recipe: recipe, Before: before, After: after, Stability: dec.Stability,
