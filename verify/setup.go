@@ -27,6 +27,9 @@ type Env struct {
 	// ProxyListen is the proxy's listen address; empty means all interfaces on a free
 	// port, reached by containers through each engine's host address.
 	ProxyListen string
+	// ProxyURL, when set, is the proxy's root as containers reach it (for engines on
+	// other machines, whose bridge gateway is not this host).
+	ProxyURL string
 	// SweepOlderThan removes leftover sandbox containers older than this at start
 	// (zero: 3 hours; negative: no sweep).
 	SweepOlderThan time.Duration
@@ -92,14 +95,17 @@ func Open(ctx context.Context, env Env) (*Session, error) {
 				return nil, fmt.Errorf("sweeping leftover containers on %s: %w", eng.Host(), err)
 			}
 		}
-		addr, err := eng.HostAddress(ctx)
-		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("engine %s: %w", eng.Host(), err)
+		proxyURL := env.ProxyURL
+		if proxyURL == "" {
+			addr, err := eng.HostAddress(ctx)
+			if err != nil {
+				s.Close()
+				return nil, fmt.Errorf("engine %s: %w (give --proxy-url)", eng.Host(), err)
+			}
+			proxyURL = "http://" + net.JoinHostPort(addr, port)
 		}
 		stage.Cores = append(stage.Cores, &core.Core{
-			Runner: eng, Proxy: srv.Proxy, Store: env.Store,
-			ProxyURL: "http://" + net.JoinHostPort(addr, port),
+			Runner: eng, Proxy: srv.Proxy, Store: env.Store, ProxyURL: proxyURL,
 		})
 	}
 	s.Stage = stage

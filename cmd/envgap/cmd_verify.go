@@ -18,6 +18,7 @@ type engineOptions struct {
 	PyPIUpstream string
 	NPMUpstream  string
 	ProxyListen  string
+	ProxyURL     string
 	StepTimeout  time.Duration
 	Memory       int64
 	// GitURLTemplate says where GitHub candidates are fetched from.
@@ -29,6 +30,7 @@ func (o *engineOptions) addFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.PyPIUpstream, "pypi-upstream", "", "PEP 691 index the registry proxy filters (default "+registry.DefaultPyPIUpstream+")")
 	c.Flags().StringVar(&o.NPMUpstream, "npm-upstream", "", "npm registry the proxy filters (default: the npm client's configured registry)")
 	c.Flags().StringVar(&o.ProxyListen, "proxy-listen", "", "listen address of the registry proxy (default all interfaces, a free port)")
+	c.Flags().StringVar(&o.ProxyURL, "proxy-url", "", "the proxy's root as containers reach it (default http://<each engine's bridge gateway>:<port>; set it for engines on other machines, with --proxy-listen)")
 	c.Flags().DurationVar(&o.StepTimeout, "step-timeout", 20*time.Minute, "time limit of each step")
 	c.Flags().Int64Var(&o.Memory, "memory", 4<<30, "memory limit of each container, in bytes")
 	c.Flags().StringVar(&o.GitURLTemplate, "git-url-template", "", "where GitHub candidates are fetched from, with {repo}, {owner}, {name} (default GitHub's)")
@@ -46,6 +48,7 @@ func (o *engineOptions) open(c *cobra.Command, f *factory) (*verify.Session, ver
 		Engines:     o.Engines,
 		Registry:    registry.Options{PyPIUpstream: o.PyPIUpstream, NPMUpstream: o.NPMUpstream},
 		ProxyListen: o.ProxyListen,
+		ProxyURL:    o.ProxyURL,
 	})
 	if err != nil {
 		return nil, verify.Options{}, err
