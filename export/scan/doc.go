@@ -40,10 +40,13 @@
 //     and a match holds at most a bounded number of newlines before and after it
 //     (both checked on the regex's syntax tree when the Scanner is built). They run on
 //     the lines with one of their keywords, widened by those bounds plus one line.
-//   - Hot rules (generic-api-key, vault-service-token, octopus-deploy-api-key and the
-//     Authorization rule): a Go pre-check, a necessary condition for a match at a
+//   - Hot rules (generic-api-key, vault-service-token, octopus-deploy-api-key, the
+//     Authorization rule, and twilio-api-key, authress-service-client-access-key and
+//     databricks-api-token, whose keywords "sk", "ext_" and "dapi" occur in most code):
+//     a Go pre-check, a necessary condition for a match at a
 //     keyword occurrence (e.g. an assignment operator within the next 23 bytes for
-//     generic-api-key), selects the lines, up to where such a match can end, plus one
+//     generic-api-key, "SK" and 32 hex digits for twilio-api-key), selects the lines,
+//     up to where such a match can end, plus one
 //     line each side. A pre-check is tied to the rule's exact regex; if a gitleaks
 //     update changes it, the rule becomes a cold or whole rule (a test reports it).
 //     For generic-api-key the pre-check goes further (generic.go): the rule's regex is
@@ -68,21 +71,30 @@
 // are mapped back to the chunk. gitleaks' rule that drops a generic finding when a
 // specific rule's secret on the same line contains it is applied again across groups.
 //
-// A chunk is scanned exhaustively (every rule on the whole chunk, with decoding, as
-// gitleaks alone would) when gitleaks' decoder finds something to decode in it (checked
-// by running the decoder on the lines that could hold base64, hex, percent or unicode
-// escapes) or when it holds a rune that lower-cases or case-folds to an ASCII letter
-// (ſ, K, İ), for which keyword matching on ASCII would not be exact. The findings are
-// the same as those of the exhaustive scan; TestPrefilterSameFindings compares both on
-// texts with many providers' secrets and on both benchmark corpora.
+// Decoding. gitleaks' decoder (base64, hex, percent, unicode escapes) is first run,
+// in effect, in Go: decodeCandidate (decode.go) finds the values the decoder's regex
+// would take on a line and decodes them as the decoder does, so that a line it rejects
+// holds nothing the decoder decodes (TestDecodeCandidateIsNecessary checks it against
+// the decoder); the decoder itself then runs on the remaining candidate lines. When it
+// decodes something, the chunk gets the decoding pass of gitleaks alone, locally:
+// the whole rules run with decoding on the whole chunk (instead of their plain run),
+// and the cold and hot rules run with decoding on a copy of the chunk in which every
+// line is blanked to spaces (offsets, lines and columns unchanged) except the candidate
+// lines and 16 lines around them; of the latter only the decoding pass's hits (tagged
+// "decoded:") are kept, the plain pass being the prefiltered one.
 //
-// Measured with -tags gore2regex on 2 shared cores: about 10 MB/s (5 MB per CPU-second)
-// on BenchmarkScanThroughput's varied code, logs, manifests and prose, and about 49 MB/s
-// on BenchmarkScanRepetitive's corpus of six repeated files. On varied text the rest of
-// the time goes, roughly in this order, to chunks scanned exhaustively because they hold
-// decodable text (a few percent of the bytes, a third of the time), the prefilter's own
-// reading (keywords and the decoder on candidate lines), the cold rules' windows, and
-// the Authorization rule, whose matches in code are mostly findings.
+// A chunk is scanned exhaustively (every rule on the whole chunk, with decoding, as
+// gitleaks alone would) when it holds a rune that lower-cases or case-folds to an ASCII
+// letter (ſ, K, İ), for which keyword matching on ASCII would not be exact. The findings
+// are the same as those of the exhaustive scan; TestPrefilterSameFindings compares both
+// on texts with many providers' secrets (plain and encoded) and on both benchmark
+// corpora.
+//
+// Measured with -tags gore2regex on 2 shared cores: about 20 MB/s (10 MB per CPU-second)
+// on BenchmarkScanThroughput's varied code, logs, manifests and prose. The rest of the
+// time goes, roughly in this order, to the regex engine inside gitleaks (hot and cold
+// windows, whole rules, the decoding pass), the prefilter's own reading (keywords,
+// decodeCandidate), and the generic-api-key pre-check.
 //
 // # Findings and tiers
 //

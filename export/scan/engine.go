@@ -65,7 +65,7 @@ func NewScanner(opts Options) (*Scanner, error) {
 	det.Redact = 0 // the secret is needed to fingerprint and locate it; it never leaves this package
 	s := &Scanner{det: det, chunk: opts.ChunkSize, overlap: opts.ChunkOverlap, rules: len(cfg.Rules)}
 	if !opts.exhaustive {
-		if s.groups, err = buildGroups(cfg); err != nil {
+		if s.groups, err = buildGroups(cfg, det.MaxDecodeDepth); err != nil {
 			return nil, err
 		}
 	}

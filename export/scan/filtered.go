@@ -24,7 +24,10 @@ type groups struct {
 	cold  *detect.Detector
 	hot   [numHot]*detect.Detector
 	whole *detect.Detector
-	memo  windowMemo
+	// decWin (cold and hot rules) and decWhole (whole rules) decode, for chunks with
+	// decodable text (scanDecoded).
+	decWin, decWhole *detect.Detector
+	memo             windowMemo
 	// generic is the Go pre-check of generic-api-key's matches (nil: every window of
 	// the rule goes to gitleaks).
 	generic *genericCheck
@@ -54,7 +57,7 @@ type memoKey struct {
 
 // buildGroups classifies the rules of cfg (see the package doc, "Speed") and builds one
 // detector per group.
-func buildGroups(cfg config.Config) (*groups, error) {
+func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 	ids := append([]string(nil), cfg.OrderedRules...)
 	if len(ids) != len(cfg.Rules) {
 		ids = ids[:0]
@@ -89,7 +92,7 @@ func buildGroups(cfg config.Config) (*groups, error) {
 	sub := func() config.Config {
 		return config.Config{Rules: map[string]config.Rule{}, Keywords: map[string]struct{}{}, Allowlists: cfg.Allowlists}
 	}
-	coldCfg, wholeCfg := sub(), sub()
+	coldCfg, wholeCfg, winCfg := sub(), sub(), sub()
 	var hotCfg [numHot]config.Config
 	add := func(c *config.Config, r config.Rule) {
 		c.Rules[r.RuleID] = r
@@ -129,12 +132,14 @@ func buildGroups(cfg config.Config) (*groups, error) {
 				hotCfg[hot] = sub()
 			}
 			add(&hotCfg[hot], r)
+			add(&winCfg, r)
 			pf.hotOn[hot] = true
 			for _, k := range kws {
 				addKw(k).hot[hot] = true
 			}
 		case a.ok && a.before < sepNewlines-2 && a.after < sepNewlines-2:
 			add(&coldCfg, r)
+			add(&winCfg, r)
 			pf.coldBefore, pf.coldAfter = max(pf.coldBefore, a.before+1), max(pf.coldAfter, a.after+1)
 			for _, k := range kws {
 				addKw(k).cold = true
@@ -165,7 +170,9 @@ func buildGroups(cfg config.Config) (*groups, error) {
 		return nil, fmt.Errorf("prefilter: too many keyword prefixes")
 	}
 	pf.sep = strings.Repeat("\n", sepNewlines) + "\x00" + strings.Repeat("\n", sepNewlines)
-	g := &groups{pf: pf, cold: newGroupDetector(coldCfg), whole: newGroupDetector(wholeCfg)}
+	g := &groups{pf: pf, cold: newGroupDetector(coldCfg), whole: newGroupDetector(wholeCfg),
+		decWin: newGroupDetector(winCfg), decWhole: newGroupDetector(wholeCfg)}
+	g.decWin.MaxDecodeDepth, g.decWhole.MaxDecodeDepth = decodeDepth, decodeDepth
 	if r, ok := hotCfg[hotGeneric].Rules[hotRuleIDs[hotGeneric]]; ok && r.SecretGroup <= 1 && len(r.RequiredRules) == 0 {
 		g.generic = &genericCheck{entropy: r.Entropy, allowlists: append(append([]*config.Allowlist{}, cfg.Allowlists...), r.Allowlists...)}
 	}
@@ -223,9 +230,13 @@ func (l chunkLines) end(k int) int {
 // plan is what the prefilter decided for one chunk.
 type plan struct {
 	exhaustive bool // run every rule on the whole chunk, with decoding
-	cold       []lineRange
-	hot        [numHot][]lineRange
-	whole      bool
+	// decode: gitleaks' decoder decodes something in the chunk; decodeLines are the
+	// lines that can hold an encoded value, for the decoding pass (scanDecoded).
+	decode      bool
+	decodeLines []int
+	cold        []lineRange
+	hot         [numHot][]lineRange
+	whole       bool
 }
 
 func (pf *prefilter) addRange(rs []lineRange, a, b, last int) []lineRange {
@@ -246,10 +257,7 @@ func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
 			return p
 		}
 	}
-	if hasDecodable(text, lines) {
-		p.exhaustive = true
-		return p
-	}
+	p.decode, p.decodeLines = hasDecodable(text, lines)
 	last := len(lines.starts) - 1
 	trig := make([]bool, len(pf.whole))
 	for i, w := range pf.whole {
@@ -278,6 +286,7 @@ func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
 			for _, wi := range kw.whole {
 				trig[wi] = true
 			}
+
 			for h := range numHot {
 				if !kw.hot[h] {
 					continue
@@ -373,6 +382,30 @@ func hotCheck(h int, text string, ks, ke int) (int, bool) {
 			}
 		}
 		return 0, false
+	case hotTwilio:
+		// "SK" (case-sensitive) and 32 hex digits.
+		return ks, text[ks:ke] == "SK" && count(text, ke, 32, isHex) == 32
+	case hotAuthress:
+		// The prefix (case-sensitive, one of the keywords), [a-z0-9]{5,30} "."
+		// [a-z0-9]{4,6} ".acc" and '_' or '-'; the letters are case-insensitive.
+		if text[ks:ke] != strings.ToLower(text[ks:ke]) {
+			return 0, false
+		}
+		a := count(text, ke, 31, isAlnum)
+		if a < 5 || a > 30 || ke+a >= n || text[ke+a] != '.' {
+			return 0, false
+		}
+		q := ke + a + 1
+		b := count(text, q, 7, isAlnum)
+		q += b
+		if b < 4 || b > 6 || !strings.HasPrefix(text[q:], ".acc") || q+4 >= n || text[q+4] != '_' && text[q+4] != '-' {
+			return 0, false
+		}
+		return ks, true
+	case hotDatabricks:
+		// "dapi" (case-sensitive) and 32 lower-case hex digits.
+		lowHex := func(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
+		return ks, text[ks:ke] == "dapi" && count(text, ke, 32, lowHex) == 32
 	}
 	return 0, false
 }
@@ -387,11 +420,11 @@ func count(text string, i, max int, ok func(byte) bool) int {
 }
 
 // hasDecodable reports whether gitleaks' decoder would decode anything in text. It
-// decodes the lines that could hold an encoded value (a run of 16 base64 characters
-// with a digit or one of +/-_, a '%', a '\', or "U+"), joined as in the text when
-// adjacent and across a NUL byte otherwise.
-func hasDecodable(text string, lines chunkLines) bool {
+// decodes the lines that could hold an encoded value (decodeCandidate), joined as in
+// the text when adjacent and across a NUL byte otherwise.
+func hasDecodable(text string, lines chunkLines) (bool, []int) {
 	var b strings.Builder
+	var cand []int
 	prev := -2
 	for k := range lines.starts {
 		s, e := lines.starts[k], lines.end(k)
@@ -403,35 +436,16 @@ func hasDecodable(text string, lines chunkLines) bool {
 		}
 		b.WriteString(text[s:e])
 		prev = k
+		cand = append(cand, k)
 	}
 	if b.Len() == 0 {
-		return false
+		return false, nil
 	}
 	_, segs := codec.NewDecoder().Decode(b.String(), nil)
-	return len(segs) > 0
-}
-
-// decodeCandidate is a necessary condition for gitleaks' decoder to decode part of line.
-func decodeCandidate(l string) bool {
-	run, likely := 0, false
-	for i := 0; i < len(l); i++ {
-		c := l[i]
-		switch {
-		case c == '%' || c == '\\' || c == '+' && i > 0 && l[i-1] == 'U':
-			return true
-		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
-			run++
-		case '0' <= c && c <= '9' || c == '_' || c == '-' || c == '+' || c == '/':
-			run++
-			likely = true
-		default:
-			run, likely = 0, false
-		}
-		if run >= 16 && likely {
-			return true
-		}
+	if len(segs) == 0 {
+		return false, nil
 	}
-	return false
+	return true, cand
 }
 
 // piece maps a window of a fragment back to the chunk.
@@ -490,7 +504,10 @@ func (s *Scanner) scanFiltered(ctx context.Context, path, chunk string) []hit {
 	for h := range numHot {
 		out = append(out, s.runMemo(ctx, h, path, chunk, lines, p.hot[h])...)
 	}
-	if p.whole {
+	switch {
+	case p.decode:
+		out = append(out, s.scanDecoded(ctx, path, chunk, lines, p)...)
+	case p.whole:
 		out = append(out, s.scanWith(ctx, s.groups.whole, path, chunk)...)
 	}
 	return filterGeneric(chunk, out)
@@ -600,4 +617,58 @@ func filterGeneric(chunk string, hs []hit) []hit {
 		}
 	}
 	return out
+}
+
+// scanDecoded returns the hits of gitleaks' decoding pass on a chunk with decodable
+// text, and those of the whole rules' plain pass. The whole rules run, with decoding,
+// on the whole chunk. The cold and hot rules run, with decoding, on a copy of the chunk
+// in which every line is blanked (each byte but '\n' replaced by a space, so offsets,
+// lines and columns stay those of the chunk) except the lines that can hold an encoded
+// value and sepNewlines lines around them: a match of those rules overlapping a decoded
+// value holds one of the rules' keywords and fewer newlines than that on each side.
+// Of their hits only those of the decoding pass (tagged "decoded:") are kept; their
+// plain pass is the prefiltered scan of the chunk itself.
+func (s *Scanner) scanDecoded(ctx context.Context, path, chunk string, lines chunkLines, p plan) []hit {
+	out := s.scanWith(ctx, s.groups.decWhole, path, chunk)
+	last := len(lines.starts) - 1
+	keep := make([]bool, len(lines.starts))
+	for _, k := range p.decodeLines {
+		for j := max(0, k-sepNewlines); j <= min(last, k+sepNewlines); j++ {
+			keep[j] = true
+		}
+	}
+	b := []byte(chunk)
+	for k, ok := range keep {
+		if ok {
+			continue
+		}
+		for i := lines.starts[k]; i < lines.end(k); i++ {
+			if b[i] != '\n' {
+				b[i] = ' '
+			}
+		}
+	}
+	fs := s.groups.decWin.DetectContext(ctx, detect.Fragment{Raw: string(b), FilePath: path})
+	var nl []int
+	for _, f := range fs {
+		if !decodedTag(f.Tags) {
+			continue
+		}
+		if nl == nil {
+			nl = newlineIndex(chunk)
+		}
+		if h, ok := locate(chunk, nl, f); ok {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func decodedTag(tags []string) bool {
+	for _, t := range tags {
+		if strings.HasPrefix(t, "decoded:") {
+			return true
+		}
+	}
+	return false
 }

@@ -270,10 +270,14 @@ const (
 	hotVault
 	hotOctopus
 	hotAuth
+	hotTwilio
+	hotAuthress
+	hotDatabricks
 	numHot
 )
 
-var hotRuleIDs = [numHot]string{"generic-api-key", "vault-service-token", "octopus-deploy-api-key", RuleAuthHeader}
+var hotRuleIDs = [numHot]string{"generic-api-key", "vault-service-token", "octopus-deploy-api-key", RuleAuthHeader,
+	"twilio-api-key", "authress-service-client-access-key", "databricks-api-token"}
 
 // hotRegexes are the regexes the pre-checks were written for; a different regex (a new
 // gitleaks version) makes the rule an ordinary one.
@@ -282,6 +286,9 @@ var hotRegexes = [numHot]string{
 	`\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))(?:[\x60'"\s;]|\\[nr]|$)`,
 	`\b(API-[A-Z0-9]{26})(?:[\x60'"\s;]|\\[nr]|$)`,
 	`(?i)\bauthorization["']?\s*[:=,]\s*["']?(?:bearer|basic|token|apikey|api-key)[ \t]+([^\s"'\x60\\,;)]{3,400})`,
+	`SK[0-9a-fA-F]{32}`,
+	`\b((?:sc|ext|scauth|authress)_(?i)[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.(?-i:acc)[_-][a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120})(?:[\x60'"\s;]|\\[nr]|$)`,
+	`\b(dapi[a-f0-9]{32}(?:-\d)?)(?:[\x60'"\s;]|\\[nr]|$)`,
 }
 
 // kwInfo is one keyword (lower case) and what an occurrence of it means.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zricethezav/gitleaks/v8/detect/codec"
 	glregexp "github.com/zricethezav/gitleaks/v8/regexp"
 )
 
@@ -65,6 +66,9 @@ func secretLines(f *fakeSecrets, r *rand.Rand) (plain, special []string) {
 		"xoxp-" + f.pick(digits, 11) + "-" + f.pick(digits, 11) + "-" + f.pick(digits, 12) + "-" + f.pick("abcdef0123456789", 32),
 		"https://hooks.slack.com/services/T" + f.pick(alnum, 10) + "/B" + f.pick(alnum, 10) + "/" + f.pick(alnum, 24),
 		"sgp_" + f.pick("abcdef0123456789", 40),
+		"TWILIO_API_KEY=SK" + f.pick("abcdef0123456789", 32),
+		"databricks token dapi" + f.pick("abcdef0123456789", 32) + " expires",
+		"AUTHRESS_KEY='sc_" + f.pick(lowerNum, 12) + "." + f.pick(lowerNum, 5) + ".acc_" + f.pick(lowerNum, 20) + "." + f.pick(alnum+"+/", 48) + "'",
 		"naïve ünïcode prose with a token = " + f.pick(alnum, 28),
 		"const GITLAB = 'glpat-" + f.pick(alnum, 20) + "'; // TODO rotate",
 		"heroku_api_key = '" + strings.ToLower(fmt.Sprintf("%s-%s-%s-%s-%s", f.pick("abcdef0123456789", 8), f.pick("abcdef0123456789", 4), f.pick("abcdef0123456789", 4), f.pick("abcdef0123456789", 4), f.pick("abcdef0123456789", 12))) + "'",
@@ -251,5 +255,52 @@ func TestHotRulesUseTheirPreChecks(t *testing.T) {
 		if !sc.groups.pf.hotOn[h] {
 			t.Errorf("rule %s has a pre-check but its regex changed: update hotRegexes and hotCheck", hotRuleIDs[h])
 		}
+	}
+}
+
+// TestDecodeCandidateIsNecessary checks that every line on which gitleaks' decoder
+// decodes something passes decodeCandidate, on the corpora's lines and on random lines
+// of base64, hex, percent and unicode characters.
+func TestDecodeCandidateIsNecessary(t *testing.T) {
+	var lines []string
+	for _, tx := range append(equivCorpus(24, 5), variedCorpus(256<<10, 9, 3)...) {
+		lines = append(lines, strings.Split(tx.Content, "\n")...)
+	}
+	r := rand.New(rand.NewSource(7))
+	alphabets := []string{
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_- .:\"'",
+		"0123456789abcdefABCDEF0123456789abcdef_x ",
+		"%0123456789abcdefABCDEF\\uU+ gx",
+		"ABCDabcd0123_-+/=",
+	}
+	for range 20000 {
+		a := alphabets[r.Intn(len(alphabets))]
+		b := make([]byte, 8+r.Intn(80))
+		for i := range b {
+			b[i] = a[r.Intn(len(a))]
+		}
+		lines = append(lines, string(b))
+	}
+	for _, s := range []string{"hello world, this is plain text", "token=" + strings.Repeat("ab", 20)} {
+		lines = append(lines, base64.StdEncoding.EncodeToString([]byte(s)), base64.RawURLEncoding.EncodeToString([]byte(s)),
+			hex.EncodeToString([]byte(s)), url.QueryEscape(s+"&x=1"), "x = "+hex.EncodeToString([]byte(s))+"zz"+base64.StdEncoding.EncodeToString([]byte(s)))
+	}
+	decodes, passed := 0, 0
+	for _, l := range lines {
+		_, segs := codec.NewDecoder().Decode(l, nil)
+		cand := decodeCandidate(l)
+		if cand {
+			passed++
+		}
+		if len(segs) > 0 {
+			decodes++
+			if !cand {
+				t.Errorf("the decoder decodes %q but decodeCandidate rejects it", l)
+			}
+		}
+	}
+	t.Logf("%d lines, %d decoded, %d candidates", len(lines), decodes, passed)
+	if decodes < 100 {
+		t.Errorf("only %d lines decode: the test lines are broken", decodes)
 	}
 }

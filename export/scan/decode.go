@@ -1,0 +1,144 @@
+package scan
+
+import "encoding/base64"
+
+// The decoding pre-check (see the package doc, "Speed"): gitleaks' decoder
+// (detect/codec) finds encoded values with one regex,
+//
+//	%[0-9A-Fa-f]{2}(?:.*%[0-9A-Fa-f]{2})?                                   percent
+//	(?:U\+[a-fA-F0-9]{4}(?:\s|$))+|(?i)(?:\\{1,2}u[a-fA-F0-9]{4})+            unicode
+//	[0-9A-Fa-f]{32,}                                                        hex
+//	[\w\/+-]{16,}={0,2}                                                     base64
+//
+// tried in this order at each position (leftmost-first), and keeps a value when its
+// decoding is not empty: hex and base64 only decode to printable ASCII (bytes 0x09 to
+// 0x7e), and only values holding a digit (hex) or one of 0-9+/-_ (base64).
+//
+// On a line without a percent, unicode or U+ candidate only the hex and base64
+// alternatives can match, and only at the start of a maximal run R of base64
+// characters of at least 16 bytes (a match of either is such a run's prefix, and no
+// earlier match can end inside R except a hex match at R's start): the hex run at R's
+// start when it is 32 bytes or longer (then the rest of R, at most, as base64), or R
+// with up to two '=' after it as base64. decodeCandidate decodes exactly those values
+// as the decoder would, so a line it rejects holds nothing the decoder decodes.
+
+// decodeCandidate is a necessary condition for gitleaks' decoder to decode part of line.
+func decodeCandidate(l string) bool {
+	for i := 0; i < len(l); i++ {
+		switch c := l[i]; c {
+		case '%':
+			if i+2 < len(l) && isHex(l[i+1]) && isHex(l[i+2]) {
+				return true
+			}
+		case 'u', 'U':
+			// \u1234 or \\u1234 (case-insensitive), or U+1234.
+			if i > 0 && l[i-1] == '\\' && count(l, i+1, 4, isHex) == 4 {
+				return true
+			}
+			if c == 'U' && i+1 < len(l) && l[i+1] == '+' && count(l, i+2, 4, isHex) == 4 {
+				return true
+			}
+		}
+	}
+	for i := 0; i < len(l); {
+		if !isB64Class(l[i]) {
+			i++
+			continue
+		}
+		n := count(l, i, len(l), isB64Class)
+		if n >= 16 {
+			h := count(l, i, n, isHex)
+			if h >= 32 {
+				if hexDecodes(l[i : i+h]) {
+					return true
+				}
+				if n-h >= 16 && b64Decodes(l[i+h:i+n]+l[i+n:i+n+count(l, i+n, 2, isEq)]) {
+					return true
+				}
+			} else if b64Decodes(l[i : i+n+count(l, i+n, 2, isEq)]) {
+				return true
+			}
+		}
+		i += n
+	}
+	return false
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+func isEq(c byte) bool  { return c == '=' }
+
+// isB64Class is the decoder's base64 class [\w\/+-].
+func isB64Class(c byte) bool { return isWord(c) || c == '/' || c == '+' || c == '-' }
+
+func isPrintable(c byte) bool { return 0x08 < c && c < 0x7f }
+
+func hexVal(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// hexDecodes is the decoder's decodeHex(s) != "" for s of hex digits.
+func hexDecodes(s string) bool {
+	if len(s)%2 != 0 {
+		return false
+	}
+	digit := false
+	for i := 0; i < len(s); i++ {
+		if '0' <= s[i] && s[i] <= '9' {
+			digit = true
+			break
+		}
+	}
+	if !digit {
+		return false
+	}
+	for i := 0; i < len(s); i += 2 {
+		if !isPrintable(hexVal(s[i])<<4 | hexVal(s[i+1])) {
+			return false
+		}
+	}
+	return true
+}
+
+// b64Decodes is the decoder's decodeBase64(s) != "".
+func b64Decodes(s string) bool {
+	likely := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if '0' <= c && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_' {
+			likely = true
+			break
+		}
+	}
+	if !likely {
+		return false
+	}
+	// Every decoded byte below 0x7f: the first of each group of four characters
+	// encodes a byte's top six bits, so its value is below 32 (A-Z, a-f) in both
+	// alphabets. A cheap test that rejects most identifiers before decoding.
+	for i := 0; i < len(s); i += 4 {
+		if c := s[i]; !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil && printableBytes(b) {
+			return true
+		}
+	}
+	return false
+}
+
+func printableBytes(b []byte) bool {
+	for _, c := range b {
+		if !isPrintable(c) {
+			return false
+		}
+	}
+	return true
+}
