@@ -206,7 +206,7 @@ func (s *Stage) select_(ids []string) ([]data.CandidateEntry, error) {
 		if c.Outcome != "" && c.Outcome != schemas.OutcomeNotChecked {
 			continue // decided by its import (Lite)
 		}
-		if _, _, err := s.Store.Verdict(c.InstanceID); err == nil {
+		if _, err := s.Store.Ref(data.RefVerdicts + c.InstanceID); err == nil {
 			continue
 		} else if !errors.Is(err, data.ErrNotFound) {
 			return nil, err
