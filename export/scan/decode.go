@@ -1,6 +1,9 @@
 package scan
 
-import "encoding/base64"
+import (
+	"encoding/base64"
+	"strings"
+)
 
 // The decoding pre-check (see the package doc, "Speed"): gitleaks' decoder
 // (detect/codec) finds encoded values with one regex,
@@ -24,20 +27,36 @@ import "encoding/base64"
 
 // decodeCandidate is a necessary condition for gitleaks' decoder to decode part of line.
 func decodeCandidate(l string) bool {
-	for i := 0; i < len(l); i++ {
-		switch c := l[i]; c {
-		case '%':
-			if i+2 < len(l) && isHex(l[i+1]) && isHex(l[i+2]) {
-				return true
-			}
-		case 'u', 'U':
-			// \u1234 or \\u1234 (case-insensitive), or U+1234.
-			if i > 0 && l[i-1] == '\\' && count(l, i+1, 4, isHex) == 4 {
-				return true
-			}
-			if c == 'U' && i+1 < len(l) && l[i+1] == '+' && count(l, i+2, 4, isHex) == 4 {
-				return true
-			}
+	for i := 0; ; i++ {
+		j := strings.IndexByte(l[i:], '%')
+		if j < 0 {
+			break
+		}
+		i += j
+		if i+2 < len(l) && isHex(l[i+1]) && isHex(l[i+2]) {
+			return true
+		}
+	}
+	for i := 0; ; i++ {
+		// \u1234 or \\u1234 (case-insensitive).
+		j := strings.IndexByte(l[i:], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+		if i+1 < len(l) && (l[i+1] == 'u' || l[i+1] == 'U') && countClass(l, i+2, 4, clsHex) == 4 {
+			return true
+		}
+	}
+	for i := 0; ; i++ {
+		// U+1234.
+		j := strings.Index(l[i:], "U+")
+		if j < 0 {
+			break
+		}
+		i += j
+		if countClass(l, i+2, 4, clsHex) == 4 {
+			return true
 		}
 	}
 	for i := 0; i < len(l); {
@@ -45,9 +64,9 @@ func decodeCandidate(l string) bool {
 			i++
 			continue
 		}
-		n := count(l, i, len(l), isB64Class)
+		n := countClass(l, i, len(l), clsB64)
 		if n >= 16 {
-			h := count(l, i, n, isHex)
+			h := countClass(l, i, n, clsHex)
 			if h >= 32 {
 				if hexDecodes(l[i : i+h]) {
 					return true
@@ -64,11 +83,11 @@ func decodeCandidate(l string) bool {
 	return false
 }
 
-func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+func isHex(c byte) bool { return byteClass[c]&clsHex != 0 }
 func isEq(c byte) bool  { return c == '=' }
 
 // isB64Class is the decoder's base64 class [\w\/+-].
-func isB64Class(c byte) bool { return isWord(c) || c == '/' || c == '+' || c == '-' }
+func isB64Class(c byte) bool { return byteClass[c]&clsB64 != 0 }
 
 func isPrintable(c byte) bool { return 0x08 < c && c < 0x7f }
 

@@ -166,8 +166,28 @@ func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 		}
 		pf.lists[pf.pair[p]-1] = append(pf.lists[pf.pair[p]-1], i)
 	}
+	pf.third = make([][4]uint64, len(pf.lists))
+	for li, l := range pf.lists {
+		for _, ki := range l {
+			k := pf.kws[ki].text
+			for c := range 256 {
+				if len(k) == 2 || lowerASCII(byte(c)) == k[2] {
+					pf.third[li][c>>6] |= 1 << (c & 63)
+				}
+			}
+		}
+	}
 	if len(pf.lists) >= 1<<16-1 {
 		return nil, fmt.Errorf("prefilter: too many keyword prefixes")
+	}
+	// The table is read with the text's bytes as they are: fill in every case variant.
+	for a := range 256 {
+		for b := range 256 {
+			if v := pf.pair[int(lowerASCII(byte(a)))<<8|int(lowerASCII(byte(b)))]; v != 0 {
+				pf.pair[a<<8|b] = v
+				pf.pairSet[(a<<8|b)>>6] |= 1 << ((a<<8 | b) & 63)
+			}
+		}
 	}
 	pf.sep = strings.Repeat("\n", sepNewlines) + "\x00" + strings.Repeat("\n", sepNewlines)
 	g := &groups{pf: pf, cold: newGroupDetector(coldCfg), whole: newGroupDetector(wholeCfg),
@@ -268,9 +288,15 @@ func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
 	line := 0
 	n := len(text)
 	for i := 0; i+1 < n; i++ {
-		li := pf.pair[int(lowerASCII(text[i]))<<8|int(lowerASCII(text[i+1]))]
-		if li == 0 {
+		pi := int(text[i])<<8 | int(text[i+1])
+		if pf.pairSet[pi>>6]&(1<<(pi&63)) == 0 {
 			continue
+		}
+		li := pf.pair[pi]
+		if i+2 < n {
+			if c := text[i+2]; pf.third[li-1][c>>6]&(1<<(c&63)) == 0 {
+				continue
+			}
 		}
 		for line+1 < len(lines.starts) && lines.starts[line+1] <= i {
 			line++
@@ -317,14 +343,12 @@ func hasPrefixLower(s, lowerPrefix string) bool {
 	return true
 }
 
-func isWord(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
-}
+func isWord(c byte) bool { return byteClass[c]&clsWord != 0 }
 
 func isAlnum(c byte) bool { return isWord(c) && c != '_' }
 
 // isSpace is RE2's \s.
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+func isSpace(c byte) bool { return byteClass[c]&clsSpace != 0 }
 
 // hotCheck is a necessary condition for a match of hot rule h that uses the keyword
 // occurrence text[ks:ke]. It returns a position up to which such a match may reach.
@@ -408,6 +432,16 @@ func hotCheck(h int, text string, ks, ke int) (int, bool) {
 		return ks, text[ks:ke] == "dapi" && count(text, ke, 32, lowHex) == 32
 	}
 	return 0, false
+}
+
+// countClass returns how many of the (at most max) bytes from text[i:] are in class
+// cls in a row.
+func countClass(text string, i, max int, cls uint8) int {
+	c := 0
+	for i+c < len(text) && c < max && byteClass[text[i+c]]&cls != 0 {
+		c++
+	}
+	return c
 }
 
 // count returns how many of the (at most max) bytes from text[i:] satisfy ok in a row.
@@ -621,45 +655,48 @@ func filterGeneric(chunk string, hs []hit) []hit {
 
 // scanDecoded returns the hits of gitleaks' decoding pass on a chunk with decodable
 // text, and those of the whole rules' plain pass. The whole rules run, with decoding,
-// on the whole chunk. The cold and hot rules run, with decoding, on a copy of the chunk
-// in which every line is blanked (each byte but '\n' replaced by a space, so offsets,
-// lines and columns stay those of the chunk) except the lines that can hold an encoded
-// value and sepNewlines lines around them: a match of those rules overlapping a decoded
-// value holds one of the rules' keywords and fewer newlines than that on each side.
-// Of their hits only those of the decoding pass (tagged "decoded:") are kept; their
-// plain pass is the prefiltered scan of the chunk itself.
+// on the whole chunk. The cold and hot rules run, with decoding, on the lines that can
+// hold an encoded value and sepNewlines lines around them, joined into one fragment
+// (windows separated, and followed when they do not end the chunk, by the separator):
+// a match of those rules overlapping a decoded value holds one of the rules' keywords
+// and fewer newlines than that on each side. Of their hits only those of the decoding
+// pass (tagged "decoded:") are kept, mapped back to the chunk; their plain pass is the
+// prefiltered scan of the chunk itself.
 func (s *Scanner) scanDecoded(ctx context.Context, path, chunk string, lines chunkLines, p plan) []hit {
 	out := s.scanWith(ctx, s.groups.decWhole, path, chunk)
 	last := len(lines.starts) - 1
-	keep := make([]bool, len(lines.starts))
+	var rs []lineRange
 	for _, k := range p.decodeLines {
-		for j := max(0, k-sepNewlines); j <= min(last, k+sepNewlines); j++ {
-			keep[j] = true
-		}
+		rs = s.groups.pf.addRange(rs, k-sepNewlines, k+sepNewlines, last)
 	}
-	b := []byte(chunk)
-	for k, ok := range keep {
-		if ok {
-			continue
-		}
-		for i := lines.starts[k]; i < lines.end(k); i++ {
-			if b[i] != '\n' {
-				b[i] = ' '
-			}
-		}
+	if len(rs) == 0 {
+		return out
 	}
-	fs := s.groups.decWin.DetectContext(ctx, detect.Fragment{Raw: string(b), FilePath: path})
+	frag, ps := fragment(chunk, lines, rs, s.groups.pf.sep)
+	if lines.end(rs[len(rs)-1].b) < len(chunk) {
+		frag += s.groups.pf.sep
+	}
+	fs := s.groups.decWin.DetectContext(ctx, detect.Fragment{Raw: frag, FilePath: path})
 	var nl []int
 	for _, f := range fs {
 		if !decodedTag(f.Tags) {
 			continue
 		}
 		if nl == nil {
-			nl = newlineIndex(chunk)
+			nl = newlineIndex(frag)
 		}
-		if h, ok := locate(chunk, nl, f); ok {
-			out = append(out, h)
+		h, ok := locate(frag, nl, f)
+		if !ok {
+			continue
 		}
+		i := sort.Search(len(ps), func(i int) bool { return ps[i].frag > h.start }) - 1
+		if i < 0 {
+			continue
+		}
+		d := ps[i].chunk - ps[i].frag
+		h.start, h.end = clamp(h.start+d, 0, len(chunk)), clamp(h.end+d, 0, len(chunk))
+		h.matchStart, h.matchEnd = clamp(h.matchStart+d, 0, len(chunk)), clamp(h.matchEnd+d, 0, len(chunk))
+		out = append(out, h)
 	}
 	return out
 }

@@ -201,6 +201,9 @@ func genericNext(s string, pos int) (genericMatch, bool) {
 		if best >= 0 && k-50 > best {
 			break
 		}
+		if byteClass[s[k]]&clsGenKw == 0 {
+			continue
+		}
 		ke, ok := genericKeyword(s, k)
 		if !ok {
 			continue

@@ -308,8 +308,14 @@ type wholeRule struct {
 
 // prefilter picks, per chunk, the lines each group of rules runs on.
 type prefilter struct {
-	pair  []uint16 // first two lower-case bytes -> 1 + index into lists
-	lists [][]int  // keyword indices
+	pair []uint16 // first two bytes (any case) -> 1 + index into lists, or 0
+	// pairSet has a bit for each pair of bytes that starts a keyword (pair != 0): small
+	// enough to stay in the L1 cache.
+	pairSet [1 << 10]uint64
+	// third has, per list, a bit for each byte that can follow the pair in one of its
+	// keywords (every byte when a keyword is the pair alone).
+	third [][4]uint64
+	lists [][]int // keyword indices
 	kws   []kwInfo
 	// coldBefore/coldAfter are the lines of context kept around a cold keyword line.
 	coldBefore, coldAfter int
@@ -322,12 +328,49 @@ type prefilter struct {
 // letters (ſ, K, İ). A chunk containing one takes the exhaustive path.
 var foldBytes = []string{"\u017f", "\u212a", "\u0130"}
 
-func lowerASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
+func lowerASCII(c byte) byte { return lowerTable[c] }
+
+// lowerTable maps each byte to its ASCII lower case (read only).
+var lowerTable = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+		if 'A' <= i && i <= 'Z' {
+			t[i] = byte(i + 'a' - 'A')
+		}
 	}
-	return c
-}
+	return t
+}()
+
+// Byte classes (read only): bit sets indexed by byte.
+const (
+	clsWord  = 1 << iota // \w
+	clsHex               // [0-9A-Fa-f]
+	clsB64               // [\w\/+-], the decoder's base64 class
+	clsSpace             // RE2's \s
+	clsGenKw             // a first byte of a keyword of generic-api-key's regex
+)
+
+var byteClass = func() (t [256]uint8) {
+	for i := range t {
+		c := byte(i)
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' {
+			t[i] |= clsWord | clsB64
+		}
+		if '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' {
+			t[i] |= clsHex
+		}
+		if c == '/' || c == '+' || c == '-' {
+			t[i] |= clsB64
+		}
+		if c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' {
+			t[i] |= clsSpace
+		}
+		if strings.IndexByte("ackpstACKPST", c) >= 0 {
+			t[i] |= clsGenKw
+		}
+	}
+	return t
+}()
 
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
