@@ -99,7 +99,8 @@ else
 	mkdir -p "$(dirname "$SOCK")"
 	rm -f "$SOCK"
 	log "starting podman system service (log: $LOG)"
-	setsid nohup podman system service --time=0 "$PODMAN_HOST" >>"$LOG" 2>&1 </dev/null &
+	# Started in /: conmon writes files such as "oom" into its working directory.
+	setsid nohup sh -c 'cd / && exec podman system service --time=0 "$1"' sh "$PODMAN_HOST" >>"$LOG" 2>&1 </dev/null &
 	for _ in $(seq 1 "$WAIT_SECONDS"); do
 		api_answers "$PODMAN_HOST" && break
 		sleep 1
