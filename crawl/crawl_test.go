@@ -15,6 +15,7 @@ import (
 
 	"github.com/envgap/envgap/crawl"
 	"github.com/envgap/envgap/crawl/fakegithub"
+	"github.com/envgap/envgap/crawl/gitfetch"
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/schemas"
 )
@@ -376,7 +377,7 @@ func TestCheckoutHoldsNoFix(t *testing.T) {
 	c := candidate(t, st, "envgap__acme__widgets-1")
 	dir := filepath.Join(t.TempDir(), "work")
 	gitURL := "file://" + filepath.ToSlash(w.gitRoot) + "/acme/widgets"
-	if err := crawl.Checkout(context.Background(), gitURL, c.BaseCommit, dir); err != nil {
+	if err := gitfetch.Checkout(context.Background(), gitURL, c.BaseCommit, dir); err != nil {
 		t.Fatal(err)
 	}
 	git := func(args ...string) (string, error) {

@@ -47,7 +47,8 @@
 // stages github-http and github-crawl), so a crawl stopped halfway resumes without asking
 // again and a finished crawl run again sends no request. Git goes through crawl/gitfetch:
 // every commit is fetched alone with depth 1, so no later history (no fix) is ever
-// present; Checkout gives the evaluation core a project at base_commit the same way. Git
+// present; gitfetch.ReadCommit gives the evaluation core a project at base_commit the same
+// way (cmd/envgap wires it into verify), and gitfetch.Checkout makes such a checkout on disk. Git
 // results are memoized in the store by commit (memo stage crawl-git, records of kind
 // crawl_tree and crawl_fix), so trees and fixes are not fetched twice.
 //

@@ -108,10 +108,62 @@ func (s *Store) putReader(r io.Reader, want *schemas.Digest) (schemas.Digest, in
 		tmp.Close()
 		return d, n, nil
 	}
-	if err := finishTemp(tmp, s.objectPath(d)); err != nil {
-		return d, n, err
+	if err := commitTemp(tmp, s.objectPath(d), 0o444, true); err != nil {
+		return d, n, fmt.Errorf("store put %s: %w", d, err)
 	}
 	return d, n, nil
+}
+
+// commitTemp makes a written temp file dst: sync, close, set its mode, rename it into place
+// (creating dst's directory when needed) and, when syncDst is set, sync that directory so
+// the rename itself is durable.
+func commitTemp(tmp *os.File, dst string, mode os.FileMode, syncDst bool) error {
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), mode); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp.Name(), dst); err != nil {
+			return err
+		}
+	}
+	if syncDst {
+		return syncDir(filepath.Dir(dst))
+	}
+	return nil
+}
+
+// writeTemp writes size bytes from r to a temp file and commits it to dst with mode;
+// syncDst as for commitTemp.
+func (s *Store) writeTemp(dst string, r io.Reader, size int64, mode os.FileMode, syncDst bool) error {
+	tmp, err := os.CreateTemp(filepath.Join(s.root, "tmp"), "w-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, r)
+	if err != nil || n != size {
+		tmp.Close()
+		return fmt.Errorf("wrote %d of %d bytes: %v", n, size, err)
+	}
+	return commitTemp(tmp, dst, mode, syncDst)
+}
+
+// writeSmall replaces a small mutable file (a ref or memo entry) atomically and durably.
+func (s *Store) writeSmall(dst string, b []byte) error {
+	return s.writeTemp(dst, bytes.NewReader(b), int64(len(b)), 0o644, true)
 }
 
 // PutJSON stores the canonical JSON of v and returns its digest.
@@ -140,7 +192,7 @@ func (b *Batch) Put(p []byte) (schemas.Digest, error) {
 		return d, nil
 	}
 	dst := b.s.objectPath(d)
-	if err := b.s.writeTemp(dst, bytes.NewReader(p), int64(len(p))); err != nil {
+	if err := b.s.writeTemp(dst, bytes.NewReader(p), int64(len(p)), 0o444, false); err != nil {
 		return d, fmt.Errorf("store put %s: %w", d, err)
 	}
 	b.dirs[filepath.Dir(dst)] = true
@@ -167,70 +219,11 @@ func (b *Batch) Commit() error {
 	return nil
 }
 
-// writeTemp writes size bytes from r to a synced, read-only temp file and renames it to
-// dst, without syncing dst's directory.
-func (s *Store) writeTemp(dst string, r io.Reader, size int64) error {
-	tmp, err := os.CreateTemp(filepath.Join(s.root, "tmp"), "obj-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	n, err := io.Copy(tmp, r)
-	if err != nil || n != size {
-		tmp.Close()
-		return fmt.Errorf("wrote %d of %d bytes: %v", n, size, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.Rename(tmp.Name(), dst)
-	}
-	return nil
-}
-
 func (s *Store) writeObject(d schemas.Digest, r io.Reader, size int64) error {
-	dst := s.objectPath(d)
-	if err := s.writeTemp(dst, r, size); err != nil {
+	if err := s.writeTemp(s.objectPath(d), r, size, 0o444, true); err != nil {
 		return fmt.Errorf("store put %s: %w", d, err)
 	}
-	return syncDir(filepath.Dir(dst))
-}
-
-// finishTemp syncs and closes tmp, makes it read-only and renames it to dst, then syncs
-// dst's directory.
-func finishTemp(tmp *os.File, dst string) error {
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("store sync: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("store close: %w", err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
-		return fmt.Errorf("store chmod: %w", err)
-	}
-	dir := filepath.Dir(dst)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("store mkdir: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return fmt.Errorf("store rename: %w", err)
-	}
-	return syncDir(dir)
+	return nil
 }
 
 func syncDir(dir string) error {
@@ -347,33 +340,6 @@ func (s *Store) logRef(name string, old, d schemas.Digest) error {
 		return fmt.Errorf("ref log: %w", err)
 	}
 	return nil
-}
-
-// writeSmall replaces a small mutable file atomically.
-func (s *Store) writeSmall(dst string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Join(s.root, "tmp"), "ref-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(dst))
 }
 
 // Ref returns the digest ref name points at, or ErrNotFound.

@@ -73,6 +73,10 @@ type StepRecord struct {
 	Truncated  bool   `json:"truncated"`
 }
 
+// Failed reports whether the step ran and failed: a non-zero exit or a timeout. A skipped
+// step did not run (an earlier step timed out, which is the failure).
+func (s StepRecord) Failed() bool { return !s.Skipped && (s.ExitCode != 0 || s.TimedOut) }
+
 // Run is the record of one evaluation-core run (DESIGN.md, "The evaluation core").
 type Run struct {
 	Kind         string       `json:"kind"` // "run"

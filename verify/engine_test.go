@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -69,7 +70,7 @@ func wheel(t *testing.T, name, version, body string) []byte {
 		w, _ := z.Create(p)
 		w.Write([]byte(files[p]))
 		sum := sha256.Sum256([]byte(files[p]))
-		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", p, strings.TrimRight(b64url(sum[:]), "="), len(files[p]))
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", p, base64.RawURLEncoding.EncodeToString(sum[:]), len(files[p]))
 	}
 	record.WriteString(dist + "/RECORD,,\n")
 	w, _ := z.Create(dist + "/RECORD")
@@ -78,30 +79,6 @@ func wheel(t *testing.T, name, version, body string) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
-}
-
-func b64url(b []byte) string {
-	const enc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-	var out strings.Builder
-	for i := 0; i < len(b); i += 3 {
-		var n uint32
-		k := 0
-		for j := 0; j < 3; j++ {
-			n <<= 8
-			if i+j < len(b) {
-				n |= uint32(b[i+j])
-				k++
-			}
-		}
-		for j := 0; j < 4; j++ {
-			if j <= k {
-				out.WriteByte(enc[(n>>(18-6*j))&63])
-			} else {
-				out.WriteByte('=')
-			}
-		}
-	}
-	return out.String()
 }
 
 type fixtureFile struct {

@@ -31,11 +31,19 @@ func fail(id string, err error) Result {
 
 func (s *Stage) one(ctx context.Context, cr *core.Core, c data.CandidateEntry, opts Options) Result {
 	id := c.InstanceID
-	project, err := s.project(ctx, &c.Candidate, opts)
-	if err != nil {
-		return fail(id, err)
+	// The project is fetched only when it is needed: to generate missing commands (once
+	// per candidate; the result is memoised) or to run. A re-verify of unchanged
+	// candidates fetches nothing.
+	var project []core.File
+	getProject := func() ([]core.File, error) {
+		if project != nil {
+			return project, nil
+		}
+		p, err := s.project(ctx, &c.Candidate, opts)
+		project = p
+		return p, err
 	}
-	recipe, err := RecipeFor(&c.Candidate, project, opts.Recipes)
+	recipe, err := s.recipe(&c, opts.Recipes, getProject)
 	if err != nil {
 		return fail(id, err)
 	}
@@ -56,6 +64,9 @@ func (s *Stage) one(ctx context.Context, cr *core.Core, c data.CandidateEntry, o
 			return Result{InstanceID: id, Outcome: v.Outcome, Reason: v.Reason, Stability: v.Stability, Cached: true, Verdict: d}
 		}
 	}
+	if _, err := getProject(); err != nil {
+		return fail(id, err)
+	}
 	var before, after []schemas.Digest
 	var obs []Observation
 	sig, derivedRegex := "", ""
@@ -69,7 +80,7 @@ func (s *Stage) one(ctx context.Context, cr *core.Core, c data.CandidateEntry, o
 			return fail(id, err)
 		}
 		before, after = append(before, bd), append(after, ad)
-		o, err := s.observe(c.Ecosystem, recipe, b, a)
+		o, err := s.observe(c.Ecosystem, b, a)
 		if err != nil {
 			return fail(id, err)
 		}
@@ -161,52 +172,44 @@ func (s *Stage) run(ctx context.Context, cr *core.Core, spec core.Spec, imageID,
 }
 
 // observe reduces a before/after pair of runs to what the outcome depends on.
-func (s *Stage) observe(eco schemas.Ecosystem, recipe schemas.Recipe, before, after *schemas.Run) (Observation, error) {
+func (s *Stage) observe(eco schemas.Ecosystem, before, after *schemas.Run) (Observation, error) {
 	o := Observation{BeforeMatched: before.FailureMatched, AfterResolved: after.Resolved}
-	for _, st := range before.Steps {
-		if !core.IsProjectStep(st.Name) || !(st.ExitCode != 0 || st.TimedOut || st.Skipped) {
-			continue
-		}
-		if st.Skipped {
-			continue
-		}
-		o.BeforeFailed = true
-		o.TimedOut = o.TimedOut || st.TimedOut
-		out, err := s.Store.Get(st.Output)
-		if err != nil {
-			return o, err
-		}
-		o.FailedStep, o.FailedLine = st.Name, failureLine(eco, st, out)
-		if before.MatchedStep == "" || before.MatchedStep == st.Name {
-			break
-		}
+	st, line, err := s.failureOf(eco, before)
+	if err != nil {
+		return o, err
 	}
-	if before.MatchedStep != "" {
-		for _, st := range before.Steps {
-			if st.Name == before.MatchedStep {
-				out, err := s.Store.Get(st.Output)
-				if err != nil {
-					return o, err
-				}
-				o.FailedStep, o.FailedLine = st.Name, failureLine(eco, st, out)
-			}
-		}
+	if st != nil {
+		o.BeforeFailed, o.FailedStep, o.FailedLine = true, st.Name, line
 	}
 	if !after.Resolved {
 		o.AfterFailure = "no run step"
-		for _, st := range after.Steps {
-			if !core.IsProjectStep(st.Name) || st.Skipped || (st.ExitCode == 0 && !st.TimedOut) {
-				continue
-			}
-			out, err := s.Store.Get(st.Output)
-			if err != nil {
-				return o, err
-			}
-			o.AfterFailure = fmt.Sprintf("step %s %s: %q", st.Name, exitWords(st), failureLine(eco, st, out))
-			break
+		st, line, err := s.failureOf(eco, after)
+		if err != nil {
+			return o, err
+		}
+		if st != nil {
+			o.AfterFailure = fmt.Sprintf("step %s %s: %q", st.Name, exitWords(*st), line)
 		}
 	}
 	return o, nil
+}
+
+// failureOf returns the step that decides a run's failure, with the line of its output
+// that identifies it: the step the expected pattern matched, else the first recipe step
+// that failed; nil when no step failed.
+func (s *Stage) failureOf(eco schemas.Ecosystem, r *schemas.Run) (*schemas.StepRecord, string, error) {
+	for i := range r.Steps {
+		st := &r.Steps[i]
+		if (r.MatchedStep != "" && st.Name != r.MatchedStep) || (r.MatchedStep == "" && (!core.IsProjectStep(st.Name) || !st.Failed())) {
+			continue
+		}
+		out, err := s.Store.Get(st.Output)
+		if err != nil {
+			return nil, "", err
+		}
+		return st, failureLine(eco, *st, out), nil
+	}
+	return nil, "", nil
 }
 
 func exitWords(st schemas.StepRecord) string {
@@ -264,6 +267,30 @@ func (s *Stage) project(ctx context.Context, c *schemas.Candidate, opts Options)
 	return files, nil
 }
 
+// recipe returns a candidate's recipe. Missing commands are generated from the project
+// once and memoised by the candidate's digest (stage "recipe").
+func (s *Stage) recipe(c *data.CandidateEntry, gen RecipeSource, project func() ([]core.File, error)) (schemas.Recipe, error) {
+	if hasCommands(&c.Candidate) {
+		return RecipeFor(&c.Candidate, nil, nil)
+	}
+	var r schemas.Recipe
+	if d, err := s.Store.Memo("recipe", c.Digest); err == nil && s.Store.GetJSON(d, &r) == nil {
+		return r, nil
+	}
+	p, err := project()
+	if err != nil {
+		return r, err
+	}
+	if r, err = RecipeFor(&c.Candidate, p, gen); err != nil {
+		return r, err
+	}
+	d, err := s.Store.PutJSON(&r)
+	if err == nil {
+		err = s.Store.SetMemo("recipe", c.Digest, d)
+	}
+	return r, err
+}
+
 // RecipeFor returns the candidate's recipe, with missing commands filled by gen.
 func RecipeFor(c *schemas.Candidate, project []core.File, gen RecipeSource) (schemas.Recipe, error) {
 	r := schemas.Recipe{
@@ -274,7 +301,7 @@ func RecipeFor(c *schemas.Candidate, project []core.File, gen RecipeSource) (sch
 	if r.Image == "" {
 		r.Image = c.Ecosystem.Image()
 	}
-	if r.ResolveCommand != "" && r.ReproCommand != "" && r.RunCommand != "" {
+	if hasCommands(c) {
 		return r, nil
 	}
 	if gen == nil {
@@ -300,4 +327,9 @@ func RecipeFor(c *schemas.Candidate, project []core.File, gen RecipeSource) (sch
 		r.Generated = true
 	}
 	return r, nil
+}
+
+// hasCommands reports whether a candidate carries every command a run needs.
+func hasCommands(c *schemas.Candidate) bool {
+	return c.ResolveCommand != "" && c.ReproCommand != "" && c.RunCommand != ""
 }

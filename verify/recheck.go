@@ -177,12 +177,9 @@ func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, t schemas.Task, t
 
 // whyNot says in words why a run did not resolve.
 func (s *Stage) whyNot(eco schemas.Ecosystem, r *schemas.Run) string {
-	for _, st := range r.Steps {
-		if !core.IsProjectStep(st.Name) || st.Skipped || (st.ExitCode == 0 && !st.TimedOut) {
-			continue
-		}
-		out, _ := s.Store.Get(st.Output)
-		return fmt.Sprintf("step %s %s (%s)", st.Name, exitWords(st), strings.TrimSpace(failureLine(eco, st, out)))
+	st, line, err := s.failureOf(eco, r)
+	if err != nil || st == nil {
+		return "it did not run"
 	}
-	return "it did not run"
+	return fmt.Sprintf("step %s %s (%s)", st.Name, exitWords(*st), strings.TrimSpace(line))
 }

@@ -124,7 +124,7 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 	s.mu.Lock()
 	s.imageIDs = nil // images may have been rebuilt since the last Run
 	s.mu.Unlock()
-	todo, err := s.select_(opts.IDs)
+	todo, err := s.selectCandidates(opts.IDs)
 	if err != nil {
 		return nil, err
 	}
@@ -175,8 +175,8 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 	return rep, nil
 }
 
-// select_ returns the candidates to verify.
-func (s *Stage) select_(ids []string) ([]data.CandidateEntry, error) {
+// selectCandidates returns the candidates to verify.
+func (s *Stage) selectCandidates(ids []string) ([]data.CandidateEntry, error) {
 	all, err := s.Store.Candidates()
 	if err != nil {
 		return nil, err

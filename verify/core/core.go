@@ -225,9 +225,6 @@ func resolveLink(byPath map[string]File, p string, depth int) (File, bool) {
 	return resolveLink(byPath, next, depth+1)
 }
 
-// IsProjectStep reports whether a step is one of the recipe's (not an evidence step).
-func IsProjectStep(name string) bool { return isProjectStep(name) }
-
 // ImageID returns the id of the engine image a card image name refers to.
 func (c *Core) ImageID(ctx context.Context, name string) (string, error) {
 	return c.Runner.ImageID(ctx, c.ImageRef(name))

@@ -107,7 +107,7 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 			return nil, schemas.Digest{}, err
 		}
 		run.Steps = append(run.Steps, sr)
-		if re != nil && !run.FailureMatched && isProjectStep(st.Name) && failed(st) && re.MatchString(string(StripANSI(st.Output))) {
+		if re != nil && !run.FailureMatched && IsProjectStep(st.Name) && failed(st) && re.MatchString(string(StripANSI(st.Output))) {
 			run.FailureMatched, run.MatchedStep = true, st.Name
 		}
 	}
@@ -174,7 +174,8 @@ func (c *Core) steps(side Side, r schemas.Recipe, ev *evidence) []sandbox.Step {
 	return steps
 }
 
-func isProjectStep(name string) bool {
+// IsProjectStep reports whether a step is one of the recipe's (not an evidence step).
+func IsProjectStep(name string) bool {
 	return name == StepBootstrap || name == StepResolve || name == StepRepro || name == StepRun
 }
 
