@@ -21,7 +21,7 @@ func TestReverifyFetchesNothing(t *testing.T) {
 		c := schemas.Candidate{InstanceID: schemas.InstanceID("o/r", n), Set: schemas.SourceRepaired, Repo: "o/r",
 			BaseCommit: strings.Repeat("a", 40), CreatedAt: "2026-01-01T00:00:00Z", RegistryDate: "2026-01-02T00:00:00Z",
 			Ecosystem: schemas.EcosystemJavaScript, IssueNumber: n, IssueURL: &url,
-			GoldFiles: []schemas.File{{Path: "package.json", Content: str(`{"dependencies":{"x":"1.0.0"}}`)}},
+			GoldFiles:            []schemas.File{{Path: "package.json", Content: str(`{"dependencies":{"x":"1.0.0"}}`)}},
 			ExpectedFailureRegex: "Cannot find module 'x'"}
 		if withCommands {
 			c.ResolveCommand, c.ReproCommand, c.RunCommand = "npm install", "node index.js", "node index.js"
