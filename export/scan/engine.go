@@ -169,9 +169,11 @@ func withoutPathAllowlists(in []*config.Allowlist) ([]*config.Allowlist, error) 
 func envgapRules() []config.Rule {
 	return []config.Rule{
 		{
+			// The value may follow its name on the same line or the next (not further:
+			// the rule stays one the line prefilter runs on keyword lines).
 			RuleID:      RuleAWSSecretKey,
 			Description: "AWS secret access key next to its variable name",
-			Regex:       glregexp.MustCompile(`(?i)aws_?secret_?(?:access_?)?key(?:_?id)?["']?\s*(?:=|:|=>)\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)`),
+			Regex:       glregexp.MustCompile(`(?i)aws_?secret_?(?:access_?)?key(?:_?id)?["']?[ \t]*(?:\r?\n[ \t]*)?(?:=|:|=>)[ \t]*(?:\r?\n[ \t]*)?["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)`),
 			SecretGroup: 1,
 			Entropy:     3,
 			Keywords:    []string{"aws_secret", "awssecret", "aws_secret_access_key", "secretaccesskey"},

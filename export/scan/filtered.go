@@ -146,6 +146,8 @@ func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 			}
 		default:
 			add(&wholeCfg, r)
+			pf.wholeKws = append(pf.wholeKws, kws...)
+			pf.wholeAlways = pf.wholeAlways || len(kws) == 0 && r.Regex != nil
 			w := wholeRule{id: id, always: len(kws) == 0}
 			if r.Path != nil {
 				w.pathOnly = r.Path.MatchString
@@ -254,6 +256,9 @@ type plan struct {
 	// lines that can hold an encoded value, for the decoding pass (scanDecoded).
 	decode      bool
 	decodeLines []int
+	// decodeWhole: the whole rules' decoding pass can find something (a whole rule
+	// runs on the chunk, or one of their keywords is in the decoded text).
+	decodeWhole bool
 	cold        []lineRange
 	hot         [numHot][]lineRange
 	whole       bool
@@ -277,7 +282,8 @@ func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
 			return p
 		}
 	}
-	p.decode, p.decodeLines = hasDecodable(text, lines)
+	var decoded string
+	p.decode, p.decodeLines, decoded = hasDecodable(text, lines)
 	last := len(lines.starts) - 1
 	trig := make([]bool, len(pf.whole))
 	for i, w := range pf.whole {
@@ -328,7 +334,17 @@ func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
 			p.whole = true
 		}
 	}
+	p.decodeWhole = p.decode && (p.whole || pf.wholeAlways || containsAny(strings.ToLower(decoded), pf.wholeKws))
 	return p
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasPrefixLower(s, lowerPrefix string) bool {
@@ -455,8 +471,9 @@ func count(text string, i, max int, ok func(byte) bool) int {
 
 // hasDecodable reports whether gitleaks' decoder would decode anything in text. It
 // decodes the lines that could hold an encoded value (decodeCandidate), joined as in
-// the text when adjacent and across a NUL byte otherwise.
-func hasDecodable(text string, lines chunkLines) (bool, []int) {
+// the text when adjacent and across a NUL byte otherwise, and returns them with their
+// decoded text: a keyword that is in the text only once it is decoded is in there.
+func hasDecodable(text string, lines chunkLines) (bool, []int, string) {
 	var b strings.Builder
 	var cand []int
 	prev := -2
@@ -473,13 +490,13 @@ func hasDecodable(text string, lines chunkLines) (bool, []int) {
 		cand = append(cand, k)
 	}
 	if b.Len() == 0 {
-		return false, nil
+		return false, nil, ""
 	}
-	_, segs := codec.NewDecoder().Decode(b.String(), nil)
+	decoded, segs := codec.NewDecoder().Decode(b.String(), nil)
 	if len(segs) == 0 {
-		return false, nil
+		return false, nil, ""
 	}
-	return true, cand
+	return true, cand, decoded
 }
 
 // piece maps a window of a fragment back to the chunk.
@@ -655,7 +672,8 @@ func filterGeneric(chunk string, hs []hit) []hit {
 
 // scanDecoded returns the hits of gitleaks' decoding pass on a chunk with decodable
 // text, and those of the whole rules' plain pass. The whole rules run, with decoding,
-// on the whole chunk. The cold and hot rules run, with decoding, on the lines that can
+// on the whole chunk, unless none of them runs on the chunk and none of their keywords
+// is in the decoded text (then neither pass can find anything). The cold and hot rules run, with decoding, on the lines that can
 // hold an encoded value and sepNewlines lines around them, joined into one fragment
 // (windows separated, and followed when they do not end the chunk, by the separator):
 // a match of those rules overlapping a decoded value holds one of the rules' keywords
@@ -663,7 +681,10 @@ func filterGeneric(chunk string, hs []hit) []hit {
 // pass (tagged "decoded:") are kept, mapped back to the chunk; their plain pass is the
 // prefiltered scan of the chunk itself.
 func (s *Scanner) scanDecoded(ctx context.Context, path, chunk string, lines chunkLines, p plan) []hit {
-	out := s.scanWith(ctx, s.groups.decWhole, path, chunk)
+	var out []hit
+	if p.decodeWhole {
+		out = s.scanWith(ctx, s.groups.decWhole, path, chunk)
+	}
 	last := len(lines.starts) - 1
 	var rs []lineRange
 	for _, k := range p.decodeLines {

@@ -93,6 +93,63 @@ func concatSets(subs []*syntax.Regexp) ([]string, bool) {
 	return out, true
 }
 
+// prefixSet returns lower-cased strings one of which starts every match of re: the
+// exact set when there is one, and otherwise what its leading parts fix (the empty
+// string when nothing is fixed).
+func prefixSet(re *syntax.Regexp) []string {
+	if s, ok := exactSet(re); ok {
+		return s
+	}
+	switch re.Op {
+	case syntax.OpCapture:
+		return prefixSet(re.Sub[0])
+	case syntax.OpPlus:
+		return prefixSet(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return prefixSet(re.Sub[0])
+		}
+	case syntax.OpAlternate:
+		var out []string
+		for _, sub := range re.Sub {
+			out = append(out, prefixSet(sub)...)
+			if len(out) > maxExactSet {
+				return []string{""}
+			}
+		}
+		return out
+	case syntax.OpConcat:
+		return concatPrefixes(re.Sub)
+	}
+	return []string{""}
+}
+
+// concatPrefixes is prefixSet of the concatenation of subs: the exact sets of its
+// leading parts joined, then the prefixes of the first part without one.
+func concatPrefixes(subs []*syntax.Regexp) []string {
+	out := []string{""}
+	for _, sub := range subs {
+		s, exact := exactSet(sub)
+		if !exact {
+			s = prefixSet(sub)
+		}
+		if len(out)*len(s) > maxExactSet {
+			return out
+		}
+		next := make([]string, 0, len(out)*len(s))
+		for _, a := range out {
+			for _, b := range s {
+				next = append(next, a+b)
+			}
+		}
+		out = next
+		if !exact {
+			break
+		}
+	}
+	return out
+}
+
 // maxNewlines returns the largest number of '\n' a match of re can contain (unbounded
 // when a repetition without an upper bound can match one).
 func maxNewlines(re *syntax.Regexp) int {
@@ -239,11 +296,15 @@ func keywordAnchor(re *syntax.Regexp, kws []string) anchor {
 			for j := i + 2; j <= len(re.Sub); j++ {
 				s, ok := concatSets(re.Sub[i:j])
 				if !ok {
-					break
+					// Every match of the part still starts with one of these.
+					s = concatPrefixes(re.Sub[i:j])
 				}
 				if containsKeyword(s, kws) {
 					in := sum(i, j)
 					best = best.better(anchor{true, min(unbounded, sum(0, i)+in), min(unbounded, in+sum(j, len(nl)))})
+					break
+				}
+				if !ok {
 					break
 				}
 			}
@@ -317,6 +378,10 @@ type prefilter struct {
 	third [][4]uint64
 	lists [][]int // keyword indices
 	kws   []kwInfo
+	// wholeKws are the keywords of the whole rules; wholeAlways is set when a whole
+	// rule without keywords has a regex (it runs on every decoded text).
+	wholeKws    []string
+	wholeAlways bool
 	// coldBefore/coldAfter are the lines of context kept around a cold keyword line.
 	coldBefore, coldAfter int
 	hotOn                 [numHot]bool

@@ -228,6 +228,10 @@ func TestKeywordAnchor(t *testing.T) {
 	}{
 		{`\b(ghp_[A-Za-z0-9]{36})\b`, []string{"ghp_"}, true, 0, 0},
 		{`\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b`, []string{"akia"}, false, 0, 0},
+		{`\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b`, []string{"a3t", "akia", "asia", "abia", "acca"}, true, 0, 0},
+		{`xox[pe](?:-[0-9]{10,13}){3}-[a-zA-Z0-9-]{28,34}`, []string{"xoxp-", "xoxe-"}, true, 0, 0},
+		{`xox[pe](?:-[0-9]{10,13}){0,3}-[a-z]{28,34}`, []string{"xoxp-", "xoxe-"}, false, 0, 0},
+		{`(?:A3T[A-Z0-9]|AK[A-Z]+)[A-Z2-7]{16}`, []string{"a3t", "akia"}, false, 0, 0},
 		{`(?i)[\w.-]{0,50}?(?:key|token)[\s'"]{0,3}=[\s]{0,5}([\w]{10,})`, []string{"key", "token"}, true, 0, 8},
 		{`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY-----[\s\S-]{64,}?KEY-----`, []string{"-----begin"}, false, 0, 0},
 		{`(?i)\bauthorization\s*:\s*bearer\s+(\S+)`, []string{"authorization"}, false, 0, 0},
