@@ -28,9 +28,9 @@ type groups struct {
 	// decodable text (scanDecoded).
 	decWin, decWhole *detect.Detector
 	memo             windowMemo
-	// generic is the Go pre-check of generic-api-key's matches (nil: every window of
-	// the rule goes to gitleaks).
-	generic *genericCheck
+	// direct are the hot rules evaluated in Go (direct.go; nil: their windows go to
+	// gitleaks).
+	direct [numHot]*directRule
 }
 
 // maxMemo bounds the remembered windows; the memo starts over when it is full.
@@ -196,7 +196,10 @@ func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 		decWin: newGroupDetector(winCfg), decWhole: newGroupDetector(wholeCfg)}
 	g.decWin.MaxDecodeDepth, g.decWhole.MaxDecodeDepth = decodeDepth, decodeDepth
 	if r, ok := hotCfg[hotGeneric].Rules[hotRuleIDs[hotGeneric]]; ok && r.SecretGroup <= 1 && len(r.RequiredRules) == 0 {
-		g.generic = &genericCheck{entropy: r.Entropy, allowlists: append(append([]*config.Allowlist{}, cfg.Allowlists...), r.Allowlists...)}
+		g.direct[hotGeneric] = newDirectGeneric(r, cfg.Allowlists)
+	}
+	if r, ok := hotCfg[hotAuth].Rules[hotRuleIDs[hotAuth]]; ok && len(r.RequiredRules) == 0 {
+		g.direct[hotAuth] = newDirectAuth(r, cfg.Allowlists)
 	}
 	for h := range numHot {
 		if pf.hotOn[h] {
@@ -543,17 +546,14 @@ func (s *Scanner) scanFiltered(ctx context.Context, path, chunk string) []hit {
 		}
 	}
 	run(s.groups.cold, p.cold)
-	if g := s.groups.generic; g != nil && len(p.hot[hotGeneric]) > 0 {
-		kept := p.hot[hotGeneric][:0]
-		for _, r := range p.hot[hotGeneric] {
-			if g.windowSurvives(chunk[lines.starts[r.a]:lines.end(r.b)]) {
-				kept = append(kept, r)
-			}
-		}
-		p.hot[hotGeneric] = kept
-	}
 	for h := range numHot {
-		out = append(out, s.runMemo(ctx, h, path, chunk, lines, p.hot[h])...)
+		rs := p.hot[h]
+		if d := s.groups.direct[h]; d != nil {
+			var hs []hit
+			hs, rs = s.runDirect(d, chunk, lines, rs)
+			out = append(out, hs...)
+		}
+		out = append(out, s.runMemo(ctx, h, path, chunk, lines, rs)...)
 	}
 	switch {
 	case p.decode:
@@ -562,6 +562,41 @@ func (s *Scanner) scanFiltered(ctx context.Context, path, chunk string) []hit {
 		out = append(out, s.scanWith(ctx, s.groups.whole, path, chunk)...)
 	}
 	return filterGeneric(chunk, out)
+}
+
+// runDirect evaluates rule d on each window of rs in Go, as gitleaks would scan it:
+// with the separator before it (unless it starts the chunk) and after it (unless it
+// ends the chunk), as in runMemo. It returns the hits and the windows left to gitleaks.
+func (s *Scanner) runDirect(d *directRule, chunk string, lines chunkLines, rs []lineRange) ([]hit, []lineRange) {
+	sep := s.groups.pf.sep
+	last := len(lines.starts) - 1
+	var out []hit
+	var rest []lineRange
+	for _, r := range rs {
+		st, en := lines.starts[r.a], lines.end(r.b)
+		pre, post := "", ""
+		if r.a > 0 {
+			pre = sep
+		}
+		if r.b < last {
+			post = sep
+		}
+		lo, hi := len(pre), len(pre)+en-st
+		hs, ok := d.hits(pre + chunk[st:en] + post)
+		if !ok {
+			rest = append(rest, r)
+			continue
+		}
+		for _, x := range hs {
+			if x.start < lo || x.end > hi {
+				continue
+			}
+			x.matchStart, x.matchEnd = clamp(x.matchStart, lo, hi), clamp(x.matchEnd, lo, hi)
+			x.start, x.end, x.matchStart, x.matchEnd = x.start-lo+st, x.end-lo+st, x.matchStart-lo+st, x.matchEnd-lo+st
+			out = append(out, x)
+		}
+	}
+	return out, rest
 }
 
 // runMemo scans the windows rs of a chunk with hot group h, taking the hits of windows

@@ -3,14 +3,11 @@ package scan
 import (
 	"math"
 	"strings"
-
-	"github.com/zricethezav/gitleaks/v8/config"
 )
 
-// The generic-api-key pre-check (see the package doc, "Speed"): the rule's regex
-// (hotRegexes[hotGeneric]) evaluated in Go with RE2's leftmost-first semantics, and
-// gitleaks' checks of each match (secret group, entropy, allowlists) applied to it, so
-// that only windows where a match would survive are handed to gitleaks.
+// The generic-api-key matcher (see the package doc, "Speed"): the rule's regex
+// (hotRegexes[hotGeneric]) evaluated in Go with RE2's leftmost-first semantics, for
+// the rule's evaluation in Go (direct.go).
 //
 // The regex, piece by piece (all case-insensitive except the api alternative):
 //
@@ -248,69 +245,9 @@ func genericAll(s string, f func(genericMatch) bool) {
 	}
 }
 
-// genericCheck is gitleaks' treatment of the generic-api-key rule's matches (see
-// detect.detectRule) without the reporting.
-type genericCheck struct {
-	entropy    float64
-	allowlists []*config.Allowlist // global ones first, then the rule's
-}
-
 // entropyMargin absorbs the rounding of gitleaks' entropy, which sums over a map in
-// random order: a secret within the margin of the threshold is passed on to gitleaks.
+// random order: a secret within the margin of the threshold is left to gitleaks.
 const entropyMargin = 1e-9
-
-// survives reports whether gitleaks could report the match m of s.
-func (g *genericCheck) survives(s string, m genericMatch) bool {
-	match := strings.Trim(s[m.ms:m.me], "\n")
-	// gitleaks takes the secret group of the regex applied to the match again.
-	secret := match
-	if sm, ok := genericNext(match, 0); ok {
-		secret = match[sm.gs:sm.ge]
-	}
-	if shannon(secret) <= g.entropy-entropyMargin {
-		return false
-	}
-	// Cheap checks first: stop words, then regexes. A "line" target is not computed
-	// here; taking its regexes as not matching only lets more through.
-	for _, a := range g.allowlists {
-		if a.MatchCondition == config.AllowlistMatchOr {
-			if ok, _ := a.ContainsStopWord(secret); ok {
-				return false
-			}
-		}
-	}
-	for _, a := range g.allowlists {
-		if allowed(a, secret, match) {
-			return false
-		}
-	}
-	return true
-}
-
-// allowed is gitleaks' checkFindingAllowed for one allowlist and a text without a
-// commit or path (path conditions were removed from the config).
-func allowed(a *config.Allowlist, secret, match string) bool {
-	target := secret
-	regexOK := true
-	switch a.RegexTarget {
-	case "match":
-		target = match
-	case "line":
-		regexOK = false
-	}
-	regex := regexOK && len(a.Regexes) > 0 && a.RegexAllowed(target)
-	stop, _ := a.ContainsStopWord(secret)
-	if a.MatchCondition == config.AllowlistMatchAnd {
-		if len(a.Commits) > 0 || len(a.Paths) > 0 {
-			return false
-		}
-		if len(a.Regexes) > 0 && !regex || len(a.StopWords) > 0 && !stop {
-			return false
-		}
-		return true // gitleaks: every applicable check passed
-	}
-	return regex || stop
-}
 
 // shannon is gitleaks' shannonEntropy.
 func shannon(s string) float64 {
@@ -344,18 +281,4 @@ func shannon(s string) float64 {
 		add(c)
 	}
 	return e
-}
-
-// windowSurvives reports whether a match of the generic rule in window could be
-// reported by gitleaks.
-func (g *genericCheck) windowSurvives(window string) bool {
-	found := false
-	genericAll(window, func(m genericMatch) bool {
-		if g.survives(window, m) {
-			found = true
-			return false
-		}
-		return true
-	})
-	return found
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zricethezav/gitleaks/v8/detect"
 	glregexp "github.com/zricethezav/gitleaks/v8/regexp"
 )
 
@@ -85,16 +84,76 @@ func TestGenericMatcherIsTheRegex(t *testing.T) {
 	t.Logf("%d matches in %d texts", matched, n)
 }
 
-// TestGenericCheckMatchesGitleaks checks the pre-check against gitleaks itself: a text
-// where gitleaks reports a generic-api-key finding passes the check, and a text that
-// passes it has such a finding.
-func TestGenericCheckMatchesGitleaks(t *testing.T) {
-	sc := sharedScanner(t)
-	g := sc.groups.generic
-	if g == nil {
-		t.Fatal("no generic pre-check")
+// authPieces are the bytes and words the Authorization rule's regex cares about.
+var authPieces = []string{
+	"authorization", "Authorization", "AUTHORIZATION", "xauthorization", "_authorization", "-authorization",
+	"bearer", "Bearer", "basic", "token", "TOKEN", "apikey", "api-key", "ApiKey", "api_key",
+	" ", " ", "\t", "\t", "\n", "\r", "\f", "\v", ":", "=", ",", "\"", "'", "`", "\\", ";", ")", "(", "é", "日本", "€",
+}
+
+// TestAuthMatcherIsTheRegex compares the Go evaluation of the Authorization rule's regex
+// with the regex engine gitleaks uses (FindAll with the capture group) on random texts.
+func TestAuthMatcherIsTheRegex(t *testing.T) {
+	re := glregexp.MustCompile(hotRegexes[hotAuth])
+	r := rand.New(rand.NewSource(6))
+	n, matched := 6000, 0
+	if testing.Short() || glregexp.Version == "stdlib" {
+		n = 1500
 	}
-	det := sc.groups.hot[hotGeneric]
+	for i := range n {
+		var b strings.Builder
+		pick := func(xs ...string) string { return xs[r.Intn(len(xs))] }
+		for range 1 + r.Intn(30) {
+			if r.Intn(3) == 0 {
+				// A likely header, each part sometimes off.
+				b.WriteString(pick("authorization", "Authorization", "xAuthorization", " AUTHORIZATION", "authorizatio"))
+				b.WriteString(pick("", "", "\"", "'", "`", "\"'"))
+				b.WriteString(pick("", " ", "\n ", "\t", "\v"))
+				b.WriteString(pick(":", "=", ",", ";", ""))
+				b.WriteString(pick("", " ", "  ", "\r\n"))
+				b.WriteString(pick("", "\"", "'", "''"))
+				b.WriteString(pick("Bearer", "basic", "TOKEN", "apikey", "api-key", "api_key", "Digest"))
+				b.WriteString(pick(" ", "\t", " \t ", "", "\n"))
+				continue
+			}
+			if r.Intn(3) == 0 {
+				m := 1 + r.Intn(12)
+				if r.Intn(15) == 0 {
+					m = 390 + r.Intn(20)
+				}
+				for range m {
+					b.WriteByte(alnum[r.Intn(len(alnum))])
+				}
+				continue
+			}
+			b.WriteString(authPieces[r.Intn(len(authPieces))])
+		}
+		s := b.String()
+		var want [][]int
+		for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+			want = append(want, []int{m[0], m[1], m[2], m[3]})
+		}
+		var got [][]int
+		authAll(s, func(ms, me int) bool {
+			got = append(got, []int{ms, me, authGroup(s, ms, me), me})
+			return true
+		})
+		matched += len(want)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("text %d %q:\n got %v\nwant %v", i, s, got, want)
+		}
+	}
+	if matched < n/10 {
+		t.Fatalf("only %d matches in %d texts: the texts test little", matched, n)
+	}
+	t.Logf("%d matches in %d texts", matched, n)
+}
+
+// TestDirectRulesMatchGitleaks checks the rules evaluated in Go against gitleaks
+// itself: on each text, the hits of the Go evaluation are gitleaks' hits, or the text
+// is left to gitleaks (a secret at the entropy threshold).
+func TestDirectRulesMatchGitleaks(t *testing.T) {
+	sc := sharedScanner(t)
 	r := rand.New(rand.NewSource(9))
 	f := newFakes(10)
 	cg := &corpusGen{r: r, f: f}
@@ -127,42 +186,53 @@ func TestGenericCheckMatchesGitleaks(t *testing.T) {
 		q := []string{"", "'", "\"", "`"}[r.Intn(4)]
 		texts = append(texts, fmt.Sprintf("%s%s%s%s%s%s\n", cg.word(), name, op, q, v, q))
 	}
-	reported, passed := 0, 0
-	for i, s := range texts {
-		fs := det.DetectContext(context.Background(), detect.Fragment{Raw: s, FilePath: "x.py"})
-		gl := len(fs) > 0
-		ours := g.windowSurvives(s)
-		if gl {
-			reported++
+	for range n {
+		var b strings.Builder
+		for range 1 + r.Intn(3) {
+			b.WriteString([]string{"", "  ", "\n", "x = {"}[r.Intn(4)])
+			b.WriteString([]string{"Authorization", "authorization", "AUTHORIZATION", "'Authorization'", "\"authorization\""}[r.Intn(5)])
+			b.WriteString([]string{": ", "=", ", ", " :\n ", ":", " = '"}[r.Intn(6)])
+			b.WriteString([]string{"Bearer ", "bearer\t", "Basic ", "token ", "ApiKey ", "api-key  ", "Bearer", "Digest "}[r.Intn(8)])
+			switch r.Intn(5) {
+			case 0:
+				b.WriteString(f.pick(alnum, 2+r.Intn(40)))
+			case 1:
+				b.WriteString("${" + cg.secretName(1) + "}")
+			case 2:
+				b.WriteString("<your-token>")
+			case 3:
+				b.WriteString(cg.envRef([]string{"py", "js", "go", "java"}[r.Intn(4)]))
+			default:
+				b.WriteString("xxxxxxxx")
+			}
+			b.WriteString([]string{"\n", "\"", "'", ")", "", " ;\n"}[r.Intn(6)])
 		}
-		if ours {
-			passed++
+		texts = append(texts, b.String())
+	}
+	for _, h := range []int{hotGeneric, hotAuth} {
+		d := sc.groups.direct[h]
+		if d == nil {
+			t.Fatalf("rule %s is not evaluated in Go", hotRuleIDs[h])
 		}
-		if gl && !ours {
-			t.Errorf("text %d %q: gitleaks reports %q, the pre-check drops it", i, s, fs[0].Secret)
+		det := sc.groups.hot[h]
+		reported, left := 0, 0
+		for i, s := range texts {
+			want := sc.scanWith(context.Background(), det, "x.py", s)
+			got, ok := d.hits(s)
+			if !ok {
+				left++
+				continue
+			}
+			if len(want) > 0 {
+				reported++
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s, text %d %q:\n got %+v\nwant %+v", d.id, i, s, got, want)
+			}
 		}
-		if ours && !gl && !nearThreshold(g, s) {
-			t.Errorf("text %d %q: the pre-check passes it, gitleaks reports nothing", i, s)
+		t.Logf("%s: %d of %d texts reported, %d left to gitleaks", d.id, reported, len(texts), left)
+		if reported < len(texts)/20 || reported > len(texts)*19/20 {
+			t.Errorf("%s: %d of %d texts reported: the texts test little", d.id, reported, len(texts))
 		}
 	}
-	t.Logf("%d of %d texts reported, %d passed", reported, len(texts), passed)
-	if reported < len(texts)/20 || reported > len(texts)*19/20 {
-		t.Errorf("%d of %d texts reported: the texts test little", reported, len(texts))
-	}
-}
-
-// nearThreshold reports whether a match of s has a secret whose entropy is the rule's
-// threshold up to rounding: gitleaks' sum over a map in random order decides those, so
-// the pre-check passes them on.
-func nearThreshold(g *genericCheck, s string) bool {
-	near := false
-	genericAll(s, func(m genericMatch) bool {
-		match := strings.Trim(s[m.ms:m.me], "\n")
-		if sm, ok := genericNext(match, 0); ok {
-			e := shannon(match[sm.gs:sm.ge])
-			near = near || e > g.entropy-1e-6 && e < g.entropy+1e-6
-		}
-		return true
-	})
-	return near
 }

@@ -1,0 +1,314 @@
+package scan
+
+import (
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/zricethezav/gitleaks/v8/config"
+	"github.com/zricethezav/gitleaks/v8/report"
+)
+
+// Direct rules (see the package doc, "Speed"): the hot rules whose windows hold many
+// matches (generic-api-key, the Authorization rule) are evaluated in Go, as gitleaks'
+// detectRule evaluates a plain fragment, so that their windows need not go to gitleaks.
+
+// directRule is one rule evaluated in Go.
+type directRule struct {
+	id string
+	// findAll calls f with every match [ms, me) of the rule's regex in s, in order,
+	// until f returns false (FindAllStringIndex).
+	findAll func(s string, f func(ms, me int) bool)
+	// submatch returns the capture groups of the regex's first match in s, the whole
+	// match first (FindStringSubmatch), or nil.
+	submatch    func(s string) []string
+	secretGroup int
+	entropy     float64
+	allowlists  []*config.Allowlist // the global ones, then the rule's
+}
+
+// newDirectGeneric evaluates generic-api-key with the hand-written matcher (generic.go).
+func newDirectGeneric(r config.Rule, global []*config.Allowlist) *directRule {
+	return &directRule{
+		id: r.RuleID,
+		findAll: func(s string, f func(ms, me int) bool) {
+			genericAll(s, func(m genericMatch) bool { return f(m.ms, m.me) })
+		},
+		submatch: func(s string) []string {
+			m, ok := genericNext(s, 0)
+			if !ok {
+				return nil
+			}
+			return []string{s[m.ms:m.me], s[m.gs:m.ge]}
+		},
+		secretGroup: r.SecretGroup,
+		entropy:     r.Entropy,
+		allowlists:  append(append([]*config.Allowlist{}, global...), r.Allowlists...),
+	}
+}
+
+// hits returns the findings gitleaks' detectRule would report for the rule on the plain
+// fragment s, as hits with offsets into s. ok is false when one of them cannot be
+// decided here: a secret whose entropy is the rule's threshold up to rounding
+// (gitleaks sums over a map, in random order).
+func (d *directRule) hits(s string) (out []hit, ok bool) {
+	if !utf8.ValidString(s) {
+		// RE2 and the matchers here may count invalid bytes differently.
+		return nil, false
+	}
+	var nl []int
+	ok = true
+	d.findAll(s, func(ms, me int) bool {
+		// detectRule: the match trimmed of newlines, its end moved to the trimmed length.
+		match := strings.Trim(s[ms:me], "\n")
+		me = ms + len(match)
+		secret := match
+		if g := d.submatch(match); len(g) >= 2 {
+			if d.secretGroup > 0 {
+				if len(g) <= d.secretGroup {
+					return true
+				}
+				secret = g[d.secretGroup]
+			} else {
+				for _, x := range g[1:] {
+					if x != "" {
+						secret = x
+						break
+					}
+				}
+			}
+		}
+		if d.entropy != 0 {
+			e := shannon(secret)
+			if math.Abs(e-d.entropy) <= entropyMargin && !exactEntropy(secret) {
+				ok = false
+				return false
+			}
+			if e <= d.entropy {
+				return true
+			}
+		}
+		if nl == nil {
+			nl = newlineIndex(s)
+		}
+		loc := gitleaksLocation(nl, s, ms, me)
+		line := s[loc.startLineIndex:loc.endLineIndex]
+		for _, a := range d.allowlists {
+			if allowedFinding(a, secret, match, line) {
+				return true
+			}
+		}
+		f := report.Finding{RuleID: d.id, Secret: secret, StartLine: loc.startLine, EndLine: loc.endLine,
+			StartColumn: loc.startColumn, EndColumn: loc.endColumn}
+		if h, found := locate(s, nl, f); found {
+			out = append(out, h)
+		}
+		return true
+	})
+	return out, ok
+}
+
+// exactEntropy reports whether the Shannon entropy of s is computed without rounding
+// in any order of its terms: its length and the count of each of its runes are powers
+// of two, so every term and every partial sum is a small dyadic number.
+func exactEntropy(s string) bool {
+	pow2 := func(n int) bool { return n > 0 && n&(n-1) == 0 }
+	if !pow2(len(s)) {
+		return false
+	}
+	counts := map[rune]int{}
+	for _, r := range s {
+		counts[r]++
+	}
+	for _, c := range counts {
+		if !pow2(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// allowedFinding is gitleaks' checkFindingAllowed for one allowlist, a finding without a
+// commit or path (path conditions were removed from the config) and its line.
+func allowedFinding(a *config.Allowlist, secret, match, line string) bool {
+	target := secret
+	switch a.RegexTarget {
+	case "match":
+		target = match
+	case "line":
+		target = line
+	}
+	regex := a.RegexAllowed(target)
+	stop, _ := a.ContainsStopWord(secret)
+	if a.MatchCondition == config.AllowlistMatchAnd {
+		if len(a.Commits) > 0 || len(a.Paths) > 0 {
+			return false
+		}
+		return (len(a.Regexes) == 0 || regex) && (len(a.StopWords) == 0 || stop)
+	}
+	return regex || stop
+}
+
+// gitLocation is gitleaks' Location (detect/location.go).
+type gitLocation struct {
+	startLine, endLine           int
+	startColumn, endColumn       int
+	startLineIndex, endLineIndex int
+}
+
+// gitleaksLocation is gitleaks' location(): line and column numbers of the match
+// [start, end) of raw, whose newlines are at nl, as detectRule computes them
+// (including its quirks: a line's index range starts at the newline before it).
+func gitleaksLocation(nl []int, raw string, start, end int) gitLocation {
+	var loc gitLocation
+	prev, lineSet, last := 0, false, 0
+	at := func(i int) int { return nl[i] }
+	n := len(nl)
+	if n == 0 {
+		n = 1
+		at = func(int) int { return len(raw) }
+	}
+	for i := 0; i < n; i++ {
+		last = i
+		nb := at(i)
+		if prev <= start && start < nb {
+			lineSet = true
+			loc.startLine, loc.endLine = i, i
+			loc.startColumn = start - prev + 1
+			loc.startLineIndex, loc.endLineIndex = prev, nb
+		}
+		if prev < end && end <= nb {
+			loc.endLine = i
+			loc.endColumn = end - prev
+			loc.endLineIndex = nb
+		}
+		prev = nb
+	}
+	if !lineSet {
+		loc.startColumn = start - prev + 1
+		loc.endColumn = end - prev
+		loc.startLine, loc.endLine = last+1, last+1
+		i := 0
+		for end+i < len(raw) && raw[end+i] != '\n' && raw[end+i] != '\r' {
+			i++
+		}
+		loc.endLineIndex = end + i
+	}
+	if end > loc.endLineIndex {
+		loc.endLineIndex = end
+	}
+	return loc
+}
+
+// newDirectAuth evaluates the Authorization rule with a hand-written matcher (authAll).
+func newDirectAuth(r config.Rule, global []*config.Allowlist) *directRule {
+	return &directRule{
+		id:      r.RuleID,
+		findAll: authAll,
+		submatch: func(s string) []string {
+			var g []string
+			authAll(s, func(ms, me int) bool {
+				g = []string{s[ms:me], s[authGroup(s, ms, me):me]}
+				return false
+			})
+			return g
+		},
+		secretGroup: r.SecretGroup,
+		entropy:     r.Entropy,
+		allowlists:  append(append([]*config.Allowlist{}, global...), r.Allowlists...),
+	}
+}
+
+// authAll calls f with every match [ms, me) of the Authorization rule's regex
+// (hotRegexes[hotAuth]) in s, as FindAll finds them, until f returns false:
+//
+//	(?i)\bauthorization["']?\s*[:=,]\s*["']?(?:bearer|basic|token|apikey|api-key)[ \t]+([^\s"'\x60\\,;)]{3,400})
+//
+// Each part after the word can match in one way only (greedy runs that the next part
+// cannot start), so a match is decided at each occurrence of the word. s must be valid
+// UTF-8 without a rune that case-folds to an ASCII letter (the group counts runes).
+func authAll(s string, f func(ms, me int) bool) {
+	const word = "authorization"
+	for k := 0; k+len(word) <= len(s); k++ {
+		if s[k]|0x20 != 'a' || !hasPrefixLower(s[k:], word) || k > 0 && isWord(s[k-1]) {
+			continue
+		}
+		me, ok := authAt(s, k+len(word))
+		if !ok {
+			continue
+		}
+		if !f(k, me) {
+			return
+		}
+		k = me - 1
+	}
+}
+
+// authAt matches the rule's regex after the word, from p, and returns the match's end.
+func authAt(s string, p int) (int, bool) {
+	n := len(s)
+	quote := func() {
+		if p < n && (s[p] == '"' || s[p] == '\'') {
+			p++
+		}
+	}
+	spaces := func() {
+		for p < n && isSpace(s[p]) {
+			p++
+		}
+	}
+	quote()
+	spaces()
+	if p >= n || s[p] != ':' && s[p] != '=' && s[p] != ',' {
+		return 0, false
+	}
+	p++
+	spaces()
+	quote()
+	found := false
+	for _, w := range [...]string{"bearer", "basic", "token", "apikey", "api-key"} {
+		if hasPrefixLower(s[p:], w) {
+			p += len(w)
+			found = true
+			break
+		}
+	}
+	if !found {
+		return 0, false
+	}
+	t := p
+	for p < n && (s[p] == ' ' || s[p] == '\t') {
+		p++
+	}
+	if p == t {
+		return 0, false
+	}
+	runes := 0
+	for p < n && runes < 400 {
+		c := s[p]
+		if c < utf8.RuneSelf {
+			if isSpace(c) || strings.IndexByte("\"'`\\,;)", c) >= 0 {
+				break
+			}
+			p++
+		} else {
+			_, size := utf8.DecodeRuneInString(s[p:])
+			p += size
+		}
+		runes++
+	}
+	if runes < 3 {
+		return 0, false
+	}
+	return p, true
+}
+
+// authGroup returns the start of the capture group of the match [ms, me): the run
+// after the last space or tab before me.
+func authGroup(s string, ms, me int) int {
+	g := me
+	for g > ms && s[g-1] != ' ' && s[g-1] != '\t' {
+		g--
+	}
+	return g
+}
