@@ -146,9 +146,7 @@ func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 			}
 		default:
 			add(&wholeCfg, r)
-			pf.wholeKws = append(pf.wholeKws, kws...)
-			pf.wholeAlways = pf.wholeAlways || len(kws) == 0 && r.Regex != nil
-			w := wholeRule{id: id, always: len(kws) == 0}
+			w := wholeRule{id: id, always: len(kws) == 0, regex: r.Regex != nil, kws: kws}
 			if r.Path != nil {
 				w.pathOnly = r.Path.MatchString
 			}
@@ -254,7 +252,9 @@ func (l chunkLines) end(k int) int {
 
 // plan is what the prefilter decided for one chunk.
 type plan struct {
-	exhaustive bool // run every rule on the whole chunk, with decoding
+	// folded: the chunk holds a rune in foldBytes and was planned on its ASCII copy;
+	// the rules evaluated in Go (ASCII matchers) leave its windows to gitleaks.
+	folded bool
 	// decode: gitleaks' decoder decodes something in the chunk; decodeLines are the
 	// lines that can hold an encoded value, for the decoding pass (scanDecoded).
 	decode      bool
@@ -279,14 +279,16 @@ func (pf *prefilter) addRange(rs []lineRange, a, b, last int) []lineRange {
 // plan reads the chunk once for keywords and candidate encodings.
 func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
 	var p plan
-	for _, fb := range foldBytes {
-		if strings.Contains(text, fb) {
-			p.exhaustive = true
-			return p
-		}
-	}
 	var decoded string
 	p.decode, p.decodeLines, decoded = hasDecodable(text, lines)
+	for _, fb := range foldBytes {
+		if strings.Contains(text, fb) {
+			p.folded = true
+			text = foldReplacer.Replace(text)
+			lines = newChunkLines(text)
+			break
+		}
+	}
 	last := len(lines.starts) - 1
 	trig := make([]bool, len(pf.whole))
 	for i, w := range pf.whole {
@@ -337,7 +339,17 @@ func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
 			p.whole = true
 		}
 	}
-	p.decodeWhole = p.decode && (p.whole || pf.wholeAlways || containsAny(strings.ToLower(decoded), pf.wholeKws))
+	if p.decode && !p.whole {
+		// gitleaks' decoding pass looks for the whole rules' keywords in the decoded
+		// text (lower-cased as gitleaks does).
+		low := strings.ToLower(decoded)
+		for _, w := range pf.whole {
+			if (w.always && w.regex || containsAny(low, w.kws)) && (w.pathOnly == nil || w.pathOnly(path)) {
+				p.decodeWhole = true
+			}
+		}
+	}
+	p.decodeWhole = p.decodeWhole || p.decode && p.whole
 	return p
 }
 
@@ -375,26 +387,14 @@ func hotCheck(h int, text string, ks, ke int) (int, bool) {
 	n := len(text)
 	switch h {
 	case hotGeneric:
-		// [ \t\w.-]{0,20} [\s'"]{0,3} then an operator; the secret starts at most
-		// 4 (":::=") + 5 ([\x60'"\s=]{0,5}) bytes after the operator's first byte.
-		cnt := 0
-		for ke+cnt < n && cnt < 20 {
-			c := text[ke+cnt]
-			if !(isWord(c) || c == ' ' || c == '\t' || c == '.' || c == '-') {
-				break
-			}
-			cnt++
+		// A match's keyword alternative starts at a keyword occurrence and decides the
+		// rest of the match (generic.go): the rest must match, and the match ends there.
+		k, ok := genericKeyword(text, ks)
+		if !ok {
+			return 0, false
 		}
-		for j := 0; j <= cnt; j++ {
-			for m, q := 0, ke+j; m <= 3 && q+m < n; m++ {
-				switch c := text[q+m]; {
-				case c == '=' || c == '>' || c == ':' || c == '|' || c == '?' || c == ',':
-					return min(n-1, q+m+9), true
-				case isSpace(c) || c == '\'' || c == '"':
-					continue
-				}
-				break
-			}
+		if _, _, me, ok := genericRest(text, k); ok {
+			return min(n-1, me), true
 		}
 		return 0, false
 	case hotVault:
@@ -524,9 +524,6 @@ func fragment(text string, lines chunkLines, rs []lineRange, sep string) (string
 func (s *Scanner) scanFiltered(ctx context.Context, path, chunk string) []hit {
 	lines := newChunkLines(chunk)
 	p := s.groups.pf.plan(path, chunk, lines)
-	if p.exhaustive {
-		return s.scanWith(ctx, s.det, path, chunk)
-	}
 	var out []hit
 	run := func(d *detect.Detector, rs []lineRange) {
 		if len(rs) == 0 {
@@ -548,7 +545,7 @@ func (s *Scanner) scanFiltered(ctx context.Context, path, chunk string) []hit {
 	run(s.groups.cold, p.cold)
 	for h := range numHot {
 		rs := p.hot[h]
-		if d := s.groups.direct[h]; d != nil {
+		if d := s.groups.direct[h]; d != nil && !p.folded {
 			var hs []hit
 			hs, rs = s.runDirect(d, chunk, lines, rs)
 			out = append(out, hs...)

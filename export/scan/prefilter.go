@@ -363,7 +363,9 @@ type kwInfo struct {
 // wholeRule is a rule of the whole-chunk class, with what triggers it.
 type wholeRule struct {
 	id       string
-	always   bool // no keywords
+	always   bool     // no keywords
+	regex    bool     // has a regex (else it is a path-only rule)
+	kws      []string // lower case
 	pathOnly func(string) bool
 }
 
@@ -378,10 +380,6 @@ type prefilter struct {
 	third [][4]uint64
 	lists [][]int // keyword indices
 	kws   []kwInfo
-	// wholeKws are the keywords of the whole rules; wholeAlways is set when a whole
-	// rule without keywords has a regex (it runs on every decoded text).
-	wholeKws    []string
-	wholeAlways bool
 	// coldBefore/coldAfter are the lines of context kept around a cold keyword line.
 	coldBefore, coldAfter int
 	hotOn                 [numHot]bool
@@ -390,8 +388,14 @@ type prefilter struct {
 }
 
 // foldBytes are UTF-8 encodings of the runes that lower-case or case-fold to ASCII
-// letters (ſ, K, İ). A chunk containing one takes the exhaustive path.
+// letters (ſ, K, İ): gitleaks lower-cases K to k and İ to i (and a combining dot)
+// before it looks for keywords, and case-insensitive regexes match ſ as s and K as k.
+// A chunk holding one is planned on a copy with each replaced by its ASCII letter
+// (foldReplacer): its lines are the same, and every keyword and pre-check that holds
+// for the chunk holds for the copy.
 var foldBytes = []string{"\u017f", "\u212a", "\u0130"}
+
+var foldReplacer = strings.NewReplacer("\u017f", "s", "\u212a", "k", "\u0130", "i")
 
 func lowerASCII(c byte) byte { return lowerTable[c] }
 
