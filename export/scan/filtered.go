@@ -140,9 +140,12 @@ func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 		case a.ok && a.before < sepNewlines-2 && a.after < sepNewlines-2:
 			add(&coldCfg, r)
 			add(&winCfg, r)
-			pf.coldBefore, pf.coldAfter = max(pf.coldBefore, a.before+1), max(pf.coldAfter, a.after+1)
+			op := semiGeneric(r.Regex.String(), kws)
 			for _, k := range kws {
-				addKw(k).cold = true
+				kw := addKw(k)
+				kw.cold = true
+				kw.coldBefore, kw.coldAfter = max(kw.coldBefore, a.before+1), max(kw.coldAfter, a.after+1)
+				kw.coldAny = kw.coldAny || !op
 			}
 		default:
 			add(&wholeCfg, r)
@@ -267,11 +270,13 @@ type plan struct {
 	whole       bool
 }
 
+// addRange adds the lines a..b (clipped to 0..last) to rs, which stays sorted and
+// merged when ranges are added in the order of their keyword lines.
 func (pf *prefilter) addRange(rs []lineRange, a, b, last int) []lineRange {
 	a, b = max(a, 0), min(b, last)
-	if n := len(rs); n > 0 && a <= rs[n-1].b+1 && a >= rs[n-1].a {
-		rs[n-1].b = max(rs[n-1].b, b)
-		return rs
+	for n := len(rs); n > 0 && a <= rs[n-1].b+1; n-- {
+		a, b = min(a, rs[n-1].a), max(b, rs[n-1].b)
+		rs = rs[:n-1]
 	}
 	return append(rs, lineRange{a, b})
 }
@@ -317,8 +322,8 @@ func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
 			if !hasPrefixLower(text[i:], kw.text) {
 				continue
 			}
-			if kw.cold {
-				p.cold = pf.addRange(p.cold, line-pf.coldBefore, line+pf.coldAfter, last)
+			if kw.cold && (kw.coldAny || operatorAfter(text, i+len(kw.text))) {
+				p.cold = pf.addRange(p.cold, line-kw.coldBefore, line+kw.coldAfter, last)
 			}
 			for _, wi := range kw.whole {
 				trig[wi] = true
@@ -380,6 +385,33 @@ func isAlnum(c byte) bool { return isWord(c) && c != '_' }
 
 // isSpace is RE2's \s.
 func isSpace(c byte) bool { return byteClass[c]&clsSpace != 0 }
+
+// operatorAfter reports whether an assignment operator of gitleaks' semi-generic
+// rules can follow an identifier ending at ke: [ \t\w.-]{0,20} [\s'"]{0,3} then
+// one of = > : | ? , (the first bytes of the operator alternatives).
+func operatorAfter(text string, ke int) bool {
+	n := len(text)
+	cnt := 0
+	for ke+cnt < n && cnt < 20 {
+		c := text[ke+cnt]
+		if !(isWord(c) || c == ' ' || c == '\t' || c == '.' || c == '-') {
+			break
+		}
+		cnt++
+	}
+	for j := 0; j <= cnt; j++ {
+		for m, q := 0, ke+j; m <= 3 && q+m < n; m++ {
+			switch c := text[q+m]; {
+			case c == '=' || c == '>' || c == ':' || c == '|' || c == '?' || c == ',':
+				return true
+			case isSpace(c) || c == '\'' || c == '"':
+				continue
+			}
+			break
+		}
+	}
+	return false
+}
 
 // hotCheck is a necessary condition for a match of hot rule h that uses the keyword
 // occurrence text[ks:ke]. It returns a position up to which such a match may reach.

@@ -317,6 +317,43 @@ func keywordAnchor(re *syntax.Regexp, kws []string) anchor {
 	return anchor{}
 }
 
+// semiGenericHeads and semiGenericTail surround the identifiers of the regexes gitleaks
+// builds with GenerateSemiGenericRegex.
+var semiGenericHeads = []string{`(?i)[\w.-]{0,50}?(?:`, `[\w.-]{0,50}?(?i:`}
+
+const semiGenericTail = `)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`
+
+// semiGeneric reports whether every match of the regex re holds an identifier ending
+// with one of kws directly followed by [ \t\w.-]{0,20} [\s'"]{0,3} and an operator:
+// re is a semi-generic regex whose identifiers are plain words, each ending with a
+// keyword.
+func semiGeneric(re string, kws []string) bool {
+	for _, head := range semiGenericHeads {
+		rest, ok := strings.CutPrefix(re, head)
+		if !ok {
+			continue
+		}
+		i := strings.Index(rest, semiGenericTail)
+		if i <= 0 {
+			return false
+		}
+		for _, id := range strings.Split(rest[:i], "|") {
+			if id == "" || strings.Trim(strings.ToLower(id), "abcdefghijklmnopqrstuvwxyz0123456789_-") != "" {
+				return false
+			}
+			ends := false
+			for _, k := range kws {
+				ends = ends || strings.HasSuffix(strings.ToLower(id), k)
+			}
+			if !ends {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 // Rule classes of the prefilter.
 const (
 	classCold  = iota // anchored on a keyword with bounded newlines: runs on keyword lines
@@ -354,10 +391,16 @@ var hotRegexes = [numHot]string{
 
 // kwInfo is one keyword (lower case) and what an occurrence of it means.
 type kwInfo struct {
-	text  string
-	cold  bool // a cold rule uses it: the line is scanned
-	hot   [numHot]bool
-	whole []int // indices into prefilter.whole
+	text string
+	cold bool // a cold rule uses it: the lines around it are scanned
+	// coldBefore/coldAfter are the lines of context its cold rules need around it.
+	coldBefore, coldAfter int
+	// coldAny: one of its cold rules needs every occurrence; otherwise they are all
+	// semi-generic rules (semiGeneric) and only occurrences followed by an operator
+	// (operatorAfter) can be in a match.
+	coldAny bool
+	hot     [numHot]bool
+	whole   []int // indices into prefilter.whole
 }
 
 // wholeRule is a rule of the whole-chunk class, with what triggers it.
@@ -380,11 +423,9 @@ type prefilter struct {
 	third [][4]uint64
 	lists [][]int // keyword indices
 	kws   []kwInfo
-	// coldBefore/coldAfter are the lines of context kept around a cold keyword line.
-	coldBefore, coldAfter int
-	hotOn                 [numHot]bool
-	whole                 []wholeRule
-	sep                   string
+	hotOn [numHot]bool
+	whole []wholeRule
+	sep   string
 }
 
 // foldBytes are UTF-8 encodings of the runes that lower-case or case-fold to ASCII

@@ -324,3 +324,24 @@ func TestDecodeCandidateIsNecessary(t *testing.T) {
 		t.Errorf("only %d lines decode: the test lines are broken", decodes)
 	}
 }
+
+func TestSemiGeneric(t *testing.T) {
+	cases := []struct {
+		re   string
+		kws  []string
+		want bool
+	}{
+		{`(?i)[\w.-]{0,50}?(?:plaid)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([a-z0-9]{24})(?:[\x60'"\s;]|\\[nr]|$)`, []string{"plaid"}, true},
+		{`[\w.-]{0,50}?(?i:new-relic|newrelic|new_relic)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}(NRAK-[a-z0-9]{27})`, []string{"new-relic", "newrelic", "new_relic"}, true},
+		{`(?i)[\w.-]{0,50}?(?:gocardless)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}(live_[a-z0-9\-_=]{40})`, []string{"live_", "gocardless"}, true},
+		{`(?i)[\w.-]{0,50}?(?:gocardless)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}(live_[a-z0-9\-_=]{40})`, []string{"live_"}, false},
+		{`(?i)[\w.-]{0,50}?(?:new.relic)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)x`, []string{"relic"}, false},
+		{`(?i)[\w.-]{0,50}?(?:plaid)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|:)x`, []string{"plaid"}, false},
+		{`\b(ghp_[A-Za-z0-9]{36})\b`, []string{"ghp_"}, false},
+	}
+	for _, c := range cases {
+		if got := semiGeneric(c.re, c.kws); got != c.want {
+			t.Errorf("semiGeneric(%s, %v) = %v, want %v", c.re, c.kws, got, c.want)
+		}
+	}
+}
