@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zricethezav/gitleaks/v8/config"
+	"github.com/zricethezav/gitleaks/v8/detect/codec"
 	"github.com/zricethezav/gitleaks/v8/report"
 )
 
@@ -25,6 +26,8 @@ type directRule struct {
 	secretGroup int
 	entropy     float64
 	allowlists  []*config.Allowlist // the global ones, then the rule's
+	keywords    []string            // lower case
+	tags        []string
 }
 
 // newDirectGeneric evaluates generic-api-key with the hand-written matcher (generic.go).
@@ -44,13 +47,23 @@ func newDirectGeneric(r config.Rule, global []*config.Allowlist) *directRule {
 		secretGroup: r.SecretGroup,
 		entropy:     r.Entropy,
 		allowlists:  append(append([]*config.Allowlist{}, global...), r.Allowlists...),
+		keywords:    lowerAll(r.Keywords),
+		tags:        r.Tags,
 	}
+}
+
+func lowerAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strings.ToLower(s)
+	}
+	return out
 }
 
 // hits returns the findings gitleaks' detectRule would report for the rule on the plain
 // fragment s, as hits with offsets into s. ok is false when one of them cannot be
 // decided here: a secret whose entropy is the rule's threshold up to rounding
-// (gitleaks sums over a map, in random order).
+// (gitleaks sums over a map, in random order), or s is not valid UTF-8.
 func (d *directRule) hits(s string) (out []hit, ok bool) {
 	if !utf8.ValidString(s) {
 		// RE2 and the matchers here may count invalid bytes differently.
@@ -62,46 +75,106 @@ func (d *directRule) hits(s string) (out []hit, ok bool) {
 		// detectRule: the match trimmed of newlines, its end moved to the trimmed length.
 		match := strings.Trim(s[ms:me], "\n")
 		me = ms + len(match)
-		secret := match
-		if g := d.submatch(match); len(g) >= 2 {
-			if d.secretGroup > 0 {
-				if len(g) <= d.secretGroup {
-					return true
-				}
-				secret = g[d.secretGroup]
-			} else {
-				for _, x := range g[1:] {
-					if x != "" {
-						secret = x
-						break
-					}
-				}
-			}
-		}
-		if d.entropy != 0 {
-			e := shannon(secret)
-			if math.Abs(e-d.entropy) <= entropyMargin && !exactEntropy(secret) {
-				ok = false
-				return false
-			}
-			if e <= d.entropy {
-				return true
-			}
-		}
 		if nl == nil {
 			nl = newlineIndex(s)
 		}
 		loc := gitleaksLocation(nl, s, ms, me)
-		line := s[loc.startLineIndex:loc.endLineIndex]
-		for _, a := range d.allowlists {
-			if allowedFinding(a, secret, match, line) {
-				return true
+		f, keep, sure := d.finding(match, s[loc.startLineIndex:loc.endLineIndex], loc, nil)
+		if !sure {
+			ok = false
+			return false
+		}
+		if keep {
+			if h, found := locate(s, nl, f); found {
+				out = append(out, h)
 			}
 		}
-		f := report.Finding{RuleID: d.id, Secret: secret, StartLine: loc.startLine, EndLine: loc.endLine,
-			StartColumn: loc.startColumn, EndColumn: loc.endColumn}
-		if h, found := locate(s, nl, f); found {
-			out = append(out, h)
+		return true
+	})
+	return out, ok
+}
+
+// finding applies detectRule's checks to a match (trimmed of newlines) whose line is
+// line (the allowlists' "line" target): the secret group, entropy and allowlists. keep
+// is false when gitleaks would drop the finding; sure is false when that cannot be
+// decided here (see hits).
+func (d *directRule) finding(match, line string, loc gitLocation, tags []string) (f report.Finding, keep, sure bool) {
+	secret := match
+	if g := d.submatch(match); len(g) >= 2 {
+		if d.secretGroup > 0 {
+			if len(g) <= d.secretGroup {
+				return f, false, true
+			}
+			secret = g[d.secretGroup]
+		} else {
+			for _, x := range g[1:] {
+				if x != "" {
+					secret = x
+					break
+				}
+			}
+		}
+	}
+	if d.entropy != 0 {
+		e := shannon(secret)
+		if math.Abs(e-d.entropy) <= entropyMargin && !exactEntropy(secret) {
+			return f, false, false
+		}
+		if e <= d.entropy {
+			return f, false, true
+		}
+	}
+	for _, a := range d.allowlists {
+		if allowedFinding(a, secret, match, line) {
+			return f, false, true
+		}
+	}
+	f = report.Finding{RuleID: d.id, Secret: secret, Match: match, StartLine: loc.startLine, EndLine: loc.endLine,
+		StartColumn: loc.startColumn, EndColumn: loc.endColumn, Tags: append(append([]string{}, d.tags...), tags...)}
+	return f, true, true
+}
+
+// decodedFindings returns the findings of gitleaks' decoding pass (depth 1) for the rule
+// on the plain fragment raw, whose decoded text is dec with the segments segs: the
+// matches in dec that overlap a decoded segment, located in raw. ok is false when they
+// cannot be decided here (see hits; also a decoded text holding a rune that case-folds
+// to an ASCII letter, which the matchers treat as ASCII).
+func (d *directRule) decodedFindings(raw, dec string, segs []*codec.EncodedSegment) (out []report.Finding, ok bool) {
+	if !utf8.ValidString(dec) {
+		return nil, false
+	}
+	for _, fb := range foldBytes {
+		if strings.Contains(dec, fb) {
+			return nil, false
+		}
+	}
+	// The rule runs in the decoding pass when one of its keywords is in the decoded
+	// text, lower-cased.
+	low := strings.ToLower(dec)
+	if !containsAny(low, d.keywords) {
+		return nil, true
+	}
+	nl := newlineIndex(raw)
+	ok = true
+	d.findAll(dec, func(ms, me int) bool {
+		match := strings.Trim(dec[ms:me], "\n")
+		over := codec.SegmentsWithDecodedOverlap(segs, ms, me)
+		if len(over) == 0 {
+			return true
+		}
+		mi := codec.AdjustMatchIndex(over, []int{ms, me})
+		loc := gitleaksLocation(nl, raw, mi[0], mi[1])
+		line := codec.CurrentLine(over, dec)
+		if line == "" {
+			line = raw[loc.startLineIndex:loc.endLineIndex]
+		}
+		f, keep, sure := d.finding(match, line, loc, codec.Tags(over))
+		if !sure {
+			ok = false
+			return false
+		}
+		if keep {
+			out = append(out, f)
 		}
 		return true
 	})
@@ -216,6 +289,8 @@ func newDirectAuth(r config.Rule, global []*config.Allowlist) *directRule {
 		secretGroup: r.SecretGroup,
 		entropy:     r.Entropy,
 		allowlists:  append(append([]*config.Allowlist{}, global...), r.Allowlists...),
+		keywords:    lowerAll(r.Keywords),
+		tags:        r.Tags,
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
 	"github.com/zricethezav/gitleaks/v8/detect/codec"
+	"github.com/zricethezav/gitleaks/v8/report"
 )
 
 // sepNewlines is the number of newlines on each side of the NUL byte that separates two
@@ -25,8 +26,9 @@ type groups struct {
 	hot   [numHot]*detect.Detector
 	whole *detect.Detector
 	// decWin (cold and hot rules) and decWhole (whole rules) decode, for chunks with
-	// decodable text (scanDecoded).
-	decWin, decWhole *detect.Detector
+	// decodable text (scanDecoded). decWinRest is decWin without the rules evaluated in
+	// Go (nil when their decoding pass is not evaluated in Go: a depth other than 1).
+	decWin, decWhole, decWinRest *detect.Detector
 	memo             windowMemo
 	// direct are the hot rules evaluated in Go (direct.go; nil: their windows go to
 	// gitleaks).
@@ -207,7 +209,26 @@ func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 			g.hot[h] = newGroupDetector(hotCfg[h])
 		}
 	}
+	if decodeDepth == 1 {
+		rest := sub()
+		for _, id := range winCfg.OrderedRules {
+			if !g.isDirect(id) {
+				add(&rest, winCfg.Rules[id])
+			}
+		}
+		g.decWinRest = newGroupDetector(rest)
+		g.decWinRest.MaxDecodeDepth = 1
+	}
 	return g, nil
+}
+
+func (g *groups) isDirect(id string) bool {
+	for _, d := range g.direct {
+		if d != nil && d.id == id {
+			return true
+		}
+	}
+	return false
 }
 
 func newGroupDetector(cfg config.Config) *detect.Detector {
@@ -761,7 +782,26 @@ func (s *Scanner) scanDecoded(ctx context.Context, path, chunk string, lines chu
 	if lines.end(rs[len(rs)-1].b) < len(chunk) {
 		frag += s.groups.pf.sep
 	}
-	fs := s.groups.decWin.DetectContext(ctx, detect.Fragment{Raw: frag, FilePath: path})
+	det := s.groups.decWin
+	var direct []report.Finding
+	if s.groups.decWinRest != nil && !p.folded {
+		// The rules evaluated in Go take their decoding pass here (direct.go); the others
+		// go to gitleaks. When one of theirs cannot be decided here, gitleaks runs all.
+		det = s.groups.decWinRest
+		dec, segs := codec.NewDecoder().Decode(frag, nil)
+		for _, d := range s.groups.direct {
+			if d == nil {
+				continue
+			}
+			fs, ok := d.decodedFindings(frag, dec, segs)
+			if !ok {
+				det, direct = s.groups.decWin, nil
+				break
+			}
+			direct = append(direct, fs...)
+		}
+	}
+	fs := append(det.DetectContext(ctx, detect.Fragment{Raw: frag, FilePath: path}), direct...)
 	var nl []int
 	for _, f := range fs {
 		if !decodedTag(f.Tags) {

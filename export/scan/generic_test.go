@@ -2,12 +2,18 @@ package scan
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"math/rand"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/zricethezav/gitleaks/v8/config"
+	"github.com/zricethezav/gitleaks/v8/detect"
+	"github.com/zricethezav/gitleaks/v8/detect/codec"
 	glregexp "github.com/zricethezav/gitleaks/v8/regexp"
 )
 
@@ -233,6 +239,89 @@ func TestDirectRulesMatchGitleaks(t *testing.T) {
 		t.Logf("%s: %d of %d texts reported, %d left to gitleaks", d.id, reported, len(texts), left)
 		if reported < len(texts)/20 || reported > len(texts)*19/20 {
 			t.Errorf("%s: %d of %d texts reported: the texts test little", d.id, reported, len(texts))
+		}
+	}
+}
+
+// TestDirectDecodingPassMatchesGitleaks checks the decoding pass of the rules evaluated
+// in Go against gitleaks' own decoding pass (depth 1) on texts with encoded values.
+func TestDirectDecodingPassMatchesGitleaks(t *testing.T) {
+	sc := sharedScanner(t)
+	r := rand.New(rand.NewSource(12))
+	f := newFakes(13)
+	cg := &corpusGen{r: r, f: f}
+	b64 := base64.StdEncoding.EncodeToString
+	n := 1500
+	if testing.Short() || glregexp.Version == "stdlib" {
+		n = 300
+	}
+	var texts []string
+	for range n {
+		var inner string
+		switch r.Intn(4) {
+		case 0:
+			inner = fmt.Sprintf("%s = %q", cg.secretName(r.Intn(4)), f.pick(alnum, 10+r.Intn(30)))
+		case 1:
+			inner = "Authorization: Bearer " + f.pick(alnum, 3+r.Intn(40))
+		case 2:
+			inner = genericText(r)
+		default:
+			inner = "machine config\ntoken = " + f.pick(lowerNum, 20) + "\npassword: " + f.pick(alnum+"=", 16)
+		}
+		var enc string
+		switch r.Intn(4) {
+		case 0:
+			enc = b64([]byte(inner))
+		case 1:
+			enc = hex.EncodeToString([]byte(inner))
+		case 2:
+			enc = url.QueryEscape(inner)
+		default:
+			enc = base64.RawURLEncoding.EncodeToString([]byte(inner))
+		}
+		pre := []string{"", "data = '", "api_key: ", "Authorization: Basic ", "secret=", "x "}[r.Intn(6)]
+		post := []string{"", "'", "\n", " trailing words", "\";"}[r.Intn(5)]
+		ctx := []string{"", "password = hunter2hunter2hunter\n", "Authorization:\n", "token:\n  "}[r.Intn(4)]
+		texts = append(texts, ctx+pre+enc+post+"\n"+genericText(r))
+	}
+	for _, h := range []int{hotGeneric, hotAuth} {
+		d := sc.groups.direct[h]
+		rule := sc.groups.hot[h].Config.Rules[d.id]
+		cfg := config.Config{Rules: map[string]config.Rule{d.id: rule}, OrderedRules: []string{d.id},
+			Keywords: map[string]struct{}{}, Allowlists: sc.groups.hot[h].Config.Allowlists}
+		for _, k := range rule.Keywords {
+			cfg.Keywords[strings.ToLower(k)] = struct{}{}
+		}
+		det := newGroupDetector(cfg)
+		det.MaxDecodeDepth = 1
+		reported, left := 0, 0
+		for i, s := range texts {
+			var want []string
+			for _, f := range det.DetectContext(context.Background(), detect.Fragment{Raw: s, FilePath: "x.py"}) {
+				if decodedTag(f.Tags) {
+					want = append(want, fmt.Sprintf("%s %q %d:%d-%d:%d %v", f.RuleID, f.Secret, f.StartLine, f.StartColumn, f.EndLine, f.EndColumn, f.Tags))
+				}
+			}
+			dec, segs := codec.NewDecoder().Decode(s, nil)
+			fs, ok := d.decodedFindings(s, dec, segs)
+			if !ok {
+				left++
+				continue
+			}
+			var got []string
+			for _, f := range fs {
+				got = append(got, fmt.Sprintf("%s %q %d:%d-%d:%d %v", f.RuleID, f.Secret, f.StartLine, f.StartColumn, f.EndLine, f.EndColumn, f.Tags))
+			}
+			if len(want) > 0 {
+				reported++
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, text %d %q:\n got %q\nwant %q", d.id, i, s, got, want)
+			}
+		}
+		t.Logf("%s: %d of %d texts with decoded findings, %d left to gitleaks", d.id, reported, len(texts), left)
+		if reported < len(texts)/50 {
+			t.Errorf("%s: only %d texts with decoded findings: the texts test little", d.id, reported)
 		}
 	}
 }
