@@ -29,7 +29,7 @@ type groups struct {
 	// decodable text (scanDecoded). decWinRest is decWin without the rules evaluated in
 	// Go (nil when their decoding pass is not evaluated in Go: a depth other than 1).
 	decWin, decWhole, decWinRest *detect.Detector
-	memo             windowMemo
+	memo                         windowMemo
 	// direct are the hot rules evaluated in Go (direct.go; nil: their windows go to
 	// gitleaks).
 	direct [numHot]*directRule
