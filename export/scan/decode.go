@@ -2,7 +2,6 @@ package scan
 
 import (
 	"encoding/base64"
-	"strings"
 )
 
 // The decoding pre-check (see the package doc, "Speed"): gitleaks' decoder
@@ -26,59 +25,48 @@ import (
 // as the decoder would, so a line it rejects holds nothing the decoder decodes.
 
 // decodeCandidate is a necessary condition for gitleaks' decoder to decode part of line.
+// It reads the line once: a percent or backslash escape outside the runs of base64
+// characters, and in each run a "U+" escape or the hex and base64 values above.
 func decodeCandidate(l string) bool {
-	for i := 0; ; i++ {
-		j := strings.IndexByte(l[i:], '%')
-		if j < 0 {
-			break
-		}
-		i += j
-		if i+2 < len(l) && isHex(l[i+1]) && isHex(l[i+2]) {
-			return true
-		}
-	}
-	for i := 0; ; i++ {
-		// \u1234 or \\u1234 (case-insensitive).
-		j := strings.IndexByte(l[i:], '\\')
-		if j < 0 {
-			break
-		}
-		i += j
-		if i+1 < len(l) && (l[i+1] == 'u' || l[i+1] == 'U') && countClass(l, i+2, 4, clsHex) == 4 {
-			return true
-		}
-	}
-	for i := 0; ; i++ {
-		// U+1234.
-		j := strings.Index(l[i:], "U+")
-		if j < 0 {
-			break
-		}
-		i += j
-		if countClass(l, i+2, 4, clsHex) == 4 {
-			return true
-		}
-	}
-	for i := 0; i < len(l); {
-		if !isB64Class(l[i]) {
+	n := len(l)
+	for i := 0; i < n; {
+		c := l[i]
+		if byteClass[c]&clsB64 == 0 {
+			switch c {
+			case '%':
+				if i+2 < n && isHex(l[i+1]) && isHex(l[i+2]) {
+					return true
+				}
+			case '\\':
+				// \u1234 or \\u1234 (case-insensitive).
+				if i+1 < n && (l[i+1] == 'u' || l[i+1] == 'U') && countClass(l, i+2, 4, clsHex) == 4 {
+					return true
+				}
+			}
 			i++
 			continue
 		}
-		n := countClass(l, i, len(l), clsB64)
-		if n >= 16 {
-			h := countClass(l, i, n, clsHex)
+		r := countClass(l, i, n, clsB64)
+		// U+1234: every byte of it is in the class, so it is inside this run.
+		for k := i; k+6 <= i+r; k++ {
+			if l[k] == 'U' && l[k+1] == '+' && countClass(l, k+2, 4, clsHex) == 4 {
+				return true
+			}
+		}
+		if r >= 16 {
+			h := countClass(l, i, r, clsHex)
 			if h >= 32 {
 				if hexDecodes(l[i : i+h]) {
 					return true
 				}
-				if n-h >= 16 && b64Decodes(l[i+h:i+n]+l[i+n:i+n+count(l, i+n, 2, isEq)]) {
+				if r-h >= 16 && b64Decodes(l[i+h:i+r]+l[i+r:i+r+count(l, i+r, 2, isEq)]) {
 					return true
 				}
-			} else if b64Decodes(l[i : i+n+count(l, i+n, 2, isEq)]) {
+			} else if b64Decodes(l[i : i+r+count(l, i+r, 2, isEq)]) {
 				return true
 			}
 		}
-		i += n
+		i += r
 	}
 	return false
 }

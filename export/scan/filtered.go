@@ -3,6 +3,7 @@ package scan
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"regexp/syntax"
 	"sort"
 	"strings"
@@ -153,7 +154,13 @@ func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 			add(&wholeCfg, r)
 			w := wholeRule{id: id, always: len(kws) == 0, regex: r.Regex != nil, kws: kws}
 			if r.Path != nil {
-				w.pathOnly = r.Path.MatchString
+				// Go's engine (RE2 syntax and semantics): on a short path it answers
+				// far faster than a call into gitleaks' engine.
+				re, err := regexp.Compile(r.Path.String())
+				if err != nil {
+					return nil, fmt.Errorf("rule %s: path: %w", id, err)
+				}
+				w.pathOnly = re.MatchString
 			}
 			wi := len(pf.whole)
 			pf.whole = append(pf.whole, w)
@@ -191,6 +198,33 @@ func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 			if v := pf.pair[int(lowerASCII(byte(a)))<<8|int(lowerASCII(byte(b)))]; v != 0 {
 				pf.pair[a<<8|b] = v
 				pf.pairSet[(a<<8|b)>>6] |= 1 << ((a<<8 | b) & 63)
+			}
+		}
+	}
+	// The trigram set, with every case variant: a keyword's first three bytes, or its
+	// two bytes and any third.
+	variants := func(c byte) []byte {
+		if 'a' <= c && c <= 'z' {
+			return []byte{c, c - 'a' + 'A'}
+		}
+		return []byte{c}
+	}
+	for _, kw := range pf.kws {
+		k := kw.text
+		thirds := []byte{}
+		if len(k) >= 3 {
+			thirds = variants(k[2])
+		} else {
+			for c := range 256 {
+				thirds = append(thirds, byte(c))
+			}
+		}
+		for _, a := range variants(k[0]) {
+			for _, b := range variants(k[1]) {
+				for _, c := range thirds {
+					h := triHash(a, b, c)
+					pf.tri[h>>6] |= 1 << (h & 63)
+				}
 			}
 		}
 	}
@@ -325,6 +359,11 @@ func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
 	line := 0
 	n := len(text)
 	for i := 0; i+1 < n; i++ {
+		if i+2 < n {
+			if h := triHash(text[i], text[i+1], text[i+2]); pf.tri[h>>6]&(1<<(h&63)) == 0 {
+				continue
+			}
+		}
 		pi := int(text[i])<<8 | int(text[i+1])
 		if pf.pairSet[pi>>6]&(1<<(pi&63)) == 0 {
 			continue

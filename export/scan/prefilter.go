@@ -415,6 +415,9 @@ type wholeRule struct {
 // prefilter picks, per chunk, the lines each group of rules runs on.
 type prefilter struct {
 	pair []uint16 // first two bytes (any case) -> 1 + index into lists, or 0
+	// tri has a bit for the triHash of each three bytes that can start a keyword
+	// (32 KB): most bytes of a text are rejected with it alone.
+	tri [1 << 12]uint64
 	// pairSet has a bit for each pair of bytes that starts a keyword (pair != 0): small
 	// enough to stay in the L1 cache.
 	pairSet [1 << 10]uint64
@@ -439,6 +442,11 @@ var foldBytes = []string{"\u017f", "\u212a", "\u0130"}
 var foldReplacer = strings.NewReplacer("\u017f", "s", "\u212a", "k", "\u0130", "i")
 
 func lowerASCII(c byte) byte { return lowerTable[c] }
+
+// triHash hashes three bytes to 18 bits.
+func triHash(a, b, c byte) uint32 {
+	return (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * 0x9E3779B1 >> 14
+}
 
 // lowerTable maps each byte to its ASCII lower case (read only).
 var lowerTable = func() (t [256]byte) {

@@ -278,6 +278,64 @@ func TestHotRulesUseTheirPreChecks(t *testing.T) {
 	}
 }
 
+// decodeCandidateRef is the previous, line-scanning-four-times decodeCandidate.
+func decodeCandidateRef(l string) bool {
+	for i := 0; ; i++ {
+		j := strings.IndexByte(l[i:], '%')
+		if j < 0 {
+			break
+		}
+		i += j
+		if i+2 < len(l) && isHex(l[i+1]) && isHex(l[i+2]) {
+			return true
+		}
+	}
+	for i := 0; ; i++ {
+		// \u1234 or \\u1234 (case-insensitive).
+		j := strings.IndexByte(l[i:], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+		if i+1 < len(l) && (l[i+1] == 'u' || l[i+1] == 'U') && countClass(l, i+2, 4, clsHex) == 4 {
+			return true
+		}
+	}
+	for i := 0; ; i++ {
+		// U+1234.
+		j := strings.Index(l[i:], "U+")
+		if j < 0 {
+			break
+		}
+		i += j
+		if countClass(l, i+2, 4, clsHex) == 4 {
+			return true
+		}
+	}
+	for i := 0; i < len(l); {
+		if !isB64Class(l[i]) {
+			i++
+			continue
+		}
+		n := countClass(l, i, len(l), clsB64)
+		if n >= 16 {
+			h := countClass(l, i, n, clsHex)
+			if h >= 32 {
+				if hexDecodes(l[i : i+h]) {
+					return true
+				}
+				if n-h >= 16 && b64Decodes(l[i+h:i+n]+l[i+n:i+n+count(l, i+n, 2, isEq)]) {
+					return true
+				}
+			} else if b64Decodes(l[i : i+n+count(l, i+n, 2, isEq)]) {
+				return true
+			}
+		}
+		i += n
+	}
+	return false
+}
+
 // TestDecodeCandidateIsNecessary checks that every line on which gitleaks' decoder
 // decodes something passes decodeCandidate, on the corpora's lines and on random lines
 // of base64, hex, percent and unicode characters.
@@ -309,6 +367,9 @@ func TestDecodeCandidateIsNecessary(t *testing.T) {
 	for _, l := range lines {
 		_, segs := codec.NewDecoder().Decode(l, nil)
 		cand := decodeCandidate(l)
+		if ref := decodeCandidateRef(l); ref != cand {
+			t.Errorf("decodeCandidate(%q) = %v, the four-pass version says %v", l, cand, ref)
+		}
 		if cand {
 			passed++
 		}
