@@ -63,10 +63,9 @@ func lowerAll(ss []string) []string {
 // hits returns the findings gitleaks' detectRule would report for the rule on the plain
 // fragment s, as hits with offsets into s. ok is false when one of them cannot be
 // decided here: a secret whose entropy is the rule's threshold up to rounding
-// (gitleaks sums over a map, in random order), or s is not valid UTF-8.
+// (gitleaks sums over a map, in random order), or s is not asciiMatchable.
 func (d *directRule) hits(s string) (out []hit, ok bool) {
-	if !utf8.ValidString(s) {
-		// RE2 and the matchers here may count invalid bytes differently.
+	if !asciiMatchable(s) {
 		return nil, false
 	}
 	var nl []int
@@ -92,6 +91,21 @@ func (d *directRule) hits(s string) (out []hit, ok bool) {
 		return true
 	})
 	return out, ok
+}
+
+// asciiMatchable reports whether the matchers here match s as RE2 does: s is valid
+// UTF-8 (RE2 and the matchers may count invalid bytes differently) without a rune that
+// case-folds to an ASCII letter (the matchers match letters as ASCII).
+func asciiMatchable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, fb := range foldBytes {
+		if strings.Contains(s, fb) {
+			return false
+		}
+	}
+	return true
 }
 
 // finding applies detectRule's checks to a match (trimmed of newlines) whose line is
@@ -140,13 +154,8 @@ func (d *directRule) finding(match, line string, loc gitLocation, tags []string)
 // cannot be decided here (see hits; also a decoded text holding a rune that case-folds
 // to an ASCII letter, which the matchers treat as ASCII).
 func (d *directRule) decodedFindings(raw, dec string, segs []*codec.EncodedSegment) (out []report.Finding, ok bool) {
-	if !utf8.ValidString(dec) {
+	if !asciiMatchable(dec) {
 		return nil, false
-	}
-	for _, fb := range foldBytes {
-		if strings.Contains(dec, fb) {
-			return nil, false
-		}
 	}
 	// The rule runs in the decoding pass when one of its keywords is in the decoded
 	// text, lower-cased.

@@ -310,8 +310,7 @@ func (l chunkLines) end(k int) int {
 
 // plan is what the prefilter decided for one chunk.
 type plan struct {
-	// folded: the chunk holds a rune in foldBytes and was planned on its ASCII copy;
-	// the rules evaluated in Go (ASCII matchers) leave its windows to gitleaks.
+	// folded: the chunk holds a rune in foldBytes and was planned on its ASCII copy.
 	folded bool
 	// decode: gitleaks' decoder decodes something in the chunk; decodeLines are the
 	// lines that can hold an encoded value, for the decoding pass (scanDecoded).
@@ -637,7 +636,7 @@ func (s *Scanner) scanFiltered(ctx context.Context, path, chunk string) []hit {
 	run(s.groups.cold, p.cold)
 	for h := range numHot {
 		rs := p.hot[h]
-		if d := s.groups.direct[h]; d != nil && !p.folded {
+		if d := s.groups.direct[h]; d != nil {
 			var hs []hit
 			hs, rs = s.runDirect(d, chunk, lines, rs)
 			out = append(out, hs...)
@@ -823,7 +822,7 @@ func (s *Scanner) scanDecoded(ctx context.Context, path, chunk string, lines chu
 	}
 	det := s.groups.decWin
 	var direct []report.Finding
-	if s.groups.decWinRest != nil && !p.folded {
+	if s.groups.decWinRest != nil {
 		// The rules evaluated in Go take their decoding pass here (direct.go); the others
 		// go to gitleaks. When one of theirs cannot be decided here, gitleaks runs all.
 		det = s.groups.decWinRest
