@@ -3,6 +3,7 @@ package scan
 import (
 	"math"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/zricethezav/gitleaks/v8/config"
@@ -28,6 +29,9 @@ type directRule struct {
 	allowlists  []*config.Allowlist // the global ones, then the rule's
 	keywords    []string            // lower case
 	tags        []string
+
+	memoMu sync.Mutex
+	memo   map[allowKey]bool
 }
 
 // newDirectGeneric evaluates generic-api-key with the hand-written matcher (generic.go).
@@ -139,7 +143,7 @@ func (d *directRule) finding(match, line string, loc gitLocation, tags []string)
 		}
 	}
 	for _, a := range d.allowlists {
-		if allowedFinding(a, secret, match, line) {
+		if d.allowedFinding(a, secret, match, line) {
 			return f, false, true
 		}
 	}
@@ -212,7 +216,7 @@ func exactEntropy(s string) bool {
 
 // allowedFinding is gitleaks' checkFindingAllowed for one allowlist, a finding without a
 // commit or path (path conditions were removed from the config) and its line.
-func allowedFinding(a *config.Allowlist, secret, match, line string) bool {
+func (d *directRule) allowedFinding(a *config.Allowlist, secret, match, line string) bool {
 	target := secret
 	switch a.RegexTarget {
 	case "match":
@@ -220,7 +224,7 @@ func allowedFinding(a *config.Allowlist, secret, match, line string) bool {
 	case "line":
 		target = line
 	}
-	regex := a.RegexAllowed(target)
+	regex := d.regexAllowed(a, target)
 	stop, _ := a.ContainsStopWord(secret)
 	if a.MatchCondition == config.AllowlistMatchAnd {
 		if len(a.Commits) > 0 || len(a.Paths) > 0 {
@@ -229,6 +233,41 @@ func allowedFinding(a *config.Allowlist, secret, match, line string) bool {
 		return (len(a.Regexes) == 0 || regex) && (len(a.StopWords) == 0 || stop)
 	}
 	return regex || stop
+}
+
+// maxAllowMemo bounds the remembered answers of an allowlist's regexes; the memo starts
+// over when it is full.
+const maxAllowMemo = 1 << 16
+
+type allowKey struct {
+	a      *config.Allowlist
+	target string
+}
+
+// regexAllowed is a.RegexAllowed(target), remembered: placeholders and variable
+// references (${TOKEN}, {self.api_key}, <your-token>) recur, and each answer is a
+// call into gitleaks' regex engine.
+func (d *directRule) regexAllowed(a *config.Allowlist, target string) bool {
+	if len(a.Regexes) == 0 {
+		return false
+	}
+	k := allowKey{a, target}
+	d.memoMu.Lock()
+	v, ok := d.memo[k]
+	d.memoMu.Unlock()
+	if ok {
+		return v
+	}
+	v = a.RegexAllowed(target)
+	if len(target) <= 256 {
+		d.memoMu.Lock()
+		if d.memo == nil || len(d.memo) >= maxAllowMemo {
+			d.memo = make(map[allowKey]bool)
+		}
+		d.memo[allowKey{a, strings.Clone(target)}] = v
+		d.memoMu.Unlock()
+	}
+	return v
 }
 
 // gitLocation is gitleaks' Location (detect/location.go).
