@@ -142,6 +142,15 @@ func (d *directRule) finding(match, line string, loc gitLocation, tags []string)
 			return f, false, true
 		}
 	}
+	// Any allowlist that allows the finding drops it. Stop words are cheap and regexes
+	// are calls into gitleaks' engine: stop words first.
+	for _, a := range d.allowlists {
+		if a.MatchCondition != config.AllowlistMatchAnd {
+			if stop, _ := a.ContainsStopWord(secret); stop {
+				return f, false, true
+			}
+		}
+	}
 	for _, a := range d.allowlists {
 		if d.allowedFinding(a, secret, match, line) {
 			return f, false, true
@@ -224,15 +233,14 @@ func (d *directRule) allowedFinding(a *config.Allowlist, secret, match, line str
 	case "line":
 		target = line
 	}
-	regex := d.regexAllowed(a, target)
 	stop, _ := a.ContainsStopWord(secret)
 	if a.MatchCondition == config.AllowlistMatchAnd {
-		if len(a.Commits) > 0 || len(a.Paths) > 0 {
+		if len(a.Commits) > 0 || len(a.Paths) > 0 || len(a.StopWords) > 0 && !stop {
 			return false
 		}
-		return (len(a.Regexes) == 0 || regex) && (len(a.StopWords) == 0 || stop)
+		return len(a.Regexes) == 0 || d.regexAllowed(a, target)
 	}
-	return regex || stop
+	return stop || d.regexAllowed(a, target)
 }
 
 // maxAllowMemo bounds the remembered answers of an allowlist's regexes; the memo starts
