@@ -30,7 +30,9 @@ type groups struct {
 	// decodable text (scanDecoded). decWinRest is decWin without the rules evaluated in
 	// Go (nil when their decoding pass is not evaluated in Go: a depth other than 1).
 	decWin, decWhole, decWinRest *detect.Detector
-	memo                         windowMemo
+	// pem runs private-key on its windows (pemWindows; nil: it is a whole rule).
+	pem  *detect.Detector
+	memo windowMemo
 	// direct are the hot rules evaluated in Go (direct.go; nil: their windows go to
 	// gitleaks).
 	direct [numHot]*directRule
@@ -95,7 +97,11 @@ func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 	sub := func() config.Config {
 		return config.Config{Rules: map[string]config.Rule{}, Keywords: map[string]struct{}{}, Allowlists: cfg.Allowlists}
 	}
-	coldCfg, wholeCfg, winCfg := sub(), sub(), sub()
+	// wholeCfg holds every whole rule (their decoding pass, decWhole); plainCfg those
+	// that run on the whole chunk without decoding (all but private-key, which runs
+	// on its own windows when its regex is the one pemWindows reads).
+	coldCfg, wholeCfg, plainCfg, winCfg := sub(), sub(), sub(), sub()
+	var pemCfg config.Config
 	var hotCfg [numHot]config.Config
 	add := func(c *config.Config, r config.Rule) {
 		c.Rules[r.RuleID] = r
@@ -122,8 +128,14 @@ func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 				hot = h
 			}
 		}
+		line := -1
+		for i, lr := range lineRules {
+			if id == lr.id && plain && r.Regex.String() == lr.regex {
+				line = i
+			}
+		}
 		var a anchor
-		if plain && hot < 0 {
+		if plain && hot < 0 && line < 0 {
 			re, err := syntax.Parse(r.Regex.String(), syntax.Perl)
 			if err == nil {
 				a = keywordAnchor(re, kws)
@@ -140,6 +152,15 @@ func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 			for _, k := range kws {
 				addKw(k).hot[hot] = true
 			}
+		case line >= 0:
+			add(&coldCfg, r)
+			add(&winCfg, r)
+			li := len(pf.lines)
+			pf.lines = append(pf.lines, lineRules[line])
+			for _, k := range kws {
+				kw := addKw(k)
+				kw.lines = append(kw.lines, li)
+			}
 		case a.ok && a.before < sepNewlines-2 && a.after < sepNewlines-2:
 			add(&coldCfg, r)
 			add(&winCfg, r)
@@ -153,6 +174,13 @@ func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 		default:
 			add(&wholeCfg, r)
 			w := wholeRule{id: id, always: len(kws) == 0, regex: r.Regex != nil, kws: kws}
+			if id == pemRuleID && plain && r.Regex.String() == pemRegex {
+				w.windowed = true
+				pemCfg = sub()
+				add(&pemCfg, r)
+			} else {
+				add(&plainCfg, r)
+			}
 			if r.Path != nil {
 				// Go's engine (RE2 syntax and semantics): on a short path it answers
 				// far faster than a call into gitleaks' engine.
@@ -167,6 +195,7 @@ func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 			for _, k := range kws {
 				kw := addKw(k)
 				kw.whole = append(kw.whole, wi)
+				kw.pem = kw.pem || w.windowed
 			}
 		}
 	}
@@ -229,7 +258,7 @@ func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 		}
 	}
 	pf.sep = strings.Repeat("\n", sepNewlines) + "\x00" + strings.Repeat("\n", sepNewlines)
-	g := &groups{pf: pf, cold: newGroupDetector(coldCfg), whole: newGroupDetector(wholeCfg),
+	g := &groups{pf: pf, cold: newGroupDetector(coldCfg), whole: newGroupDetector(plainCfg),
 		decWin: newGroupDetector(winCfg), decWhole: newGroupDetector(wholeCfg)}
 	g.decWin.MaxDecodeDepth, g.decWhole.MaxDecodeDepth = decodeDepth, decodeDepth
 	if r, ok := hotCfg[hotGeneric].Rules[hotRuleIDs[hotGeneric]]; ok && r.SecretGroup <= 1 && len(r.RequiredRules) == 0 {
@@ -242,6 +271,9 @@ func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 		if pf.hotOn[h] {
 			g.hot[h] = newGroupDetector(hotCfg[h])
 		}
+	}
+	if pemCfg.Rules != nil {
+		g.pem = newGroupDetector(pemCfg)
 	}
 	if decodeDepth == 1 {
 		rest := sub()
@@ -322,6 +354,8 @@ type plan struct {
 	cold        []lineRange
 	hot         [numHot][]lineRange
 	whole       bool
+	// pem are the windows of private-key (pemWindows), each scanned alone.
+	pem []lineRange
 }
 
 // addRange adds the lines a..b (clipped to 0..last) to rs, which stays sorted and
@@ -355,6 +389,12 @@ func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
 			trig[i] = true
 		}
 	}
+	// lineFirst is, per line rule, the first line with one of its keywords.
+	lineFirst := make([]int, len(pf.lines))
+	for i := range lineFirst {
+		lineFirst[i] = -1
+	}
+	var pemAt []int
 	line := 0
 	n := len(text)
 	for i := 0; i+1 < n; i++ {
@@ -387,6 +427,14 @@ func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
 			for _, wi := range kw.whole {
 				trig[wi] = true
 			}
+			if kw.pem {
+				pemAt = append(pemAt, i)
+			}
+			for _, li := range kw.lines {
+				if lineFirst[li] < 0 {
+					lineFirst[li] = line
+				}
+			}
 
 			for h := range numHot {
 				if !kw.hot[h] {
@@ -398,10 +446,30 @@ func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
 			}
 		}
 	}
+	pemOn := false
 	for i, w := range pf.whole {
 		if trig[i] && (w.pathOnly == nil || w.pathOnly(path)) {
-			p.whole = true
+			if w.windowed {
+				pemOn = true
+			} else {
+				p.whole = true
+			}
 		}
+	}
+	if pemOn {
+		p.pem = pemWindows(text, lines, pemAt)
+	}
+	var extra []lineRange
+	for li, lf := range lineFirst {
+		if lf < 0 {
+			continue
+		}
+		add := func(l int) { extra = append(extra, lineRange{max(0, l-1), min(last, l+1)}) }
+		add(lf)
+		pf.lines[li].lines(text, lines, add)
+	}
+	if len(extra) > 0 {
+		p.cold = mergeRanges(append(p.cold, extra...))
 	}
 	if p.decode && !p.whole {
 		// gitleaks' decoding pass looks for the whole rules' keywords in the decoded
@@ -413,7 +481,7 @@ func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
 			}
 		}
 	}
-	p.decodeWhole = p.decodeWhole || p.decode && p.whole
+	p.decodeWhole = p.decodeWhole || p.decode && (p.whole || pemOn)
 	return p
 }
 
@@ -648,6 +716,16 @@ func (s *Scanner) scanFiltered(ctx context.Context, path, chunk string) []hit {
 		out = append(out, s.scanDecoded(ctx, path, chunk, lines, p)...)
 	case p.whole:
 		out = append(out, s.scanWith(ctx, s.groups.whole, path, chunk)...)
+	}
+	if !p.decodeWhole {
+		// (decWhole, when it runs, has private-key among its rules.)
+		for _, r := range p.pem {
+			st := lines.starts[r.a]
+			for _, h := range s.scanWith(ctx, s.groups.pem, path, chunk[st:lines.end(r.b)]) {
+				h.start, h.end, h.matchStart, h.matchEnd = h.start+st, h.end+st, h.matchStart+st, h.matchEnd+st
+				out = append(out, h)
+			}
+		}
 	}
 	return filterGeneric(chunk, out)
 }

@@ -401,12 +401,15 @@ type kwInfo struct {
 	coldAny bool
 	hot     [numHot]bool
 	whole   []int // indices into prefilter.whole
+	lines   []int // indices into prefilter.lines
+	pem     bool  // the private-key rule's keyword
 }
 
 // wholeRule is a rule of the whole-chunk class, with what triggers it.
 type wholeRule struct {
 	id       string
 	always   bool     // no keywords
+	windowed bool     // private-key on its own windows (pemWindows)
 	regex    bool     // has a regex (else it is a path-only rule)
 	kws      []string // lower case
 	pathOnly func(string) bool
@@ -428,6 +431,7 @@ type prefilter struct {
 	kws   []kwInfo
 	hotOn [numHot]bool
 	whole []wholeRule
+	lines []lineRule
 	sep   string
 }
 

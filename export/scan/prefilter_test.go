@@ -406,3 +406,85 @@ func TestSemiGeneric(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowedRulesSameFindings compares the prefiltered scan with the exhaustive one on
+// texts made for the rules that run on their own windows (linerules.go): PEM headers
+// with and without end markers near and far, long headers, KEY BLOCK markers, several
+// keys in a chunk; hex words and webhook-like URLs far from the rules' keywords.
+func TestWindowedRulesSameFindings(t *testing.T) {
+	fast := sharedScanner(t)
+	slow, err := NewScanner(Options{exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(21))
+	f := newFakes(22)
+	body := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteString(f.pick(b64Set, 64) + "\n")
+		}
+		return b.String()
+	}
+	filler := func() string {
+		var b strings.Builder
+		for range r.Intn(40) {
+			b.WriteString(prose[r.Intn(len(prose))] + " ")
+			if r.Intn(6) == 0 {
+				b.WriteString("\n")
+			}
+		}
+		return b.String()
+	}
+	pieces := []func() string{
+		func() string { return "-----BEGIN RSA PRIVATE KEY-----\n" + body(1+r.Intn(8)) + "-----END RSA PRIVATE KEY-----\n" },
+		func() string { return "-----BEGIN PRIVATE KEY BLOCK-----\n" + body(2) + "-----END PRIVATE KEY BLOCK-----\n" },
+		func() string { return `pem = "-----BEGIN EC PRIVATE KEY-----"` + "\n" },
+		func() string { return "-----END EC PRIVATE KEY-----\n" },
+		func() string { return "x = 'KEY-----' # " + f.pick(alnum, r.Intn(80)) + "\n" },
+		func() string {
+			return "-----BEGIN " + strings.Repeat("A", 60+r.Intn(40)) + " PRIVATE KEY-----" + f.pick(b64Set, 20+r.Intn(120)) + "KEY-----\n"
+		},
+		func() string { return "-----begin openssh private key-----\n" + body(1) + "-----end openssh private key-----\n" },
+		func() string { return "commit " + f.pick("0123456789abcdef", 40) + "\n" },
+		func() string { return "sourcegraph token sgp_" + f.pick("0123456789abcdef", 40) + "\n" },
+		func() string { return "see the Sourcegraph docs\n" },
+		func() string { return "url = https://hooks.slack.com/services/T" + f.pick(alnum, 10) + "/B" + f.pick(alnum, 10) + "/" + f.pick(alnum, 24) + "\n" },
+		func() string { return "hooksXslackYcom/services/" + f.pick(alnum, 50) + "\n" },
+		func() string { return "webhooks run on hooks.slack.com\n" },
+		filler,
+	}
+	var texts []Text
+	for i := range 150 {
+		var b strings.Builder
+		for range 5 + r.Intn(30) {
+			b.WriteString(pieces[r.Intn(len(pieces))]())
+			b.WriteString(filler())
+			b.WriteString("\n")
+		}
+		texts = append(texts, Text{InstanceID: fmt.Sprintf("envgap__win__r-%d", i), Field: FieldProjectFiles, Path: fmt.Sprintf("f%d.txt", i), Content: b.String()})
+	}
+	got := scanAll(t, fast, texts...)
+	want := scanAll(t, slow, texts...)
+	rules := map[string]int{}
+	for _, o := range want.Findings {
+		rules[o.Rule]++
+	}
+	t.Logf("%d findings: %v", len(want.Findings), rules)
+	for _, id := range []string{"private-key", "sourcegraph-access-token", "slack-webhook-url"} {
+		if rules[id] == 0 {
+			t.Errorf("no %s finding: the texts test little", id)
+		}
+	}
+	g, w := occKeys(got.Findings), occKeys(want.Findings)
+	for k := range w {
+		if !g[k] {
+			t.Errorf("missing: %s", k)
+		}
+	}
+	for k := range g {
+		if !w[k] {
+			t.Errorf("extra: %s", k)
+		}
+	}
+}
