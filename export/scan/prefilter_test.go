@@ -437,19 +437,27 @@ func TestWindowedRulesSameFindings(t *testing.T) {
 		return b.String()
 	}
 	pieces := []func() string{
-		func() string { return "-----BEGIN RSA PRIVATE KEY-----\n" + body(1+r.Intn(8)) + "-----END RSA PRIVATE KEY-----\n" },
-		func() string { return "-----BEGIN PRIVATE KEY BLOCK-----\n" + body(2) + "-----END PRIVATE KEY BLOCK-----\n" },
+		func() string {
+			return "-----BEGIN RSA PRIVATE KEY-----\n" + body(1+r.Intn(8)) + "-----END RSA PRIVATE KEY-----\n"
+		},
+		func() string {
+			return "-----BEGIN PRIVATE KEY BLOCK-----\n" + body(2) + "-----END PRIVATE KEY BLOCK-----\n"
+		},
 		func() string { return `pem = "-----BEGIN EC PRIVATE KEY-----"` + "\n" },
 		func() string { return "-----END EC PRIVATE KEY-----\n" },
 		func() string { return "x = 'KEY-----' # " + f.pick(alnum, r.Intn(80)) + "\n" },
 		func() string {
 			return "-----BEGIN " + strings.Repeat("A", 60+r.Intn(40)) + " PRIVATE KEY-----" + f.pick(b64Set, 20+r.Intn(120)) + "KEY-----\n"
 		},
-		func() string { return "-----begin openssh private key-----\n" + body(1) + "-----end openssh private key-----\n" },
+		func() string {
+			return "-----begin openssh private key-----\n" + body(1) + "-----end openssh private key-----\n"
+		},
 		func() string { return "commit " + f.pick("0123456789abcdef", 40) + "\n" },
 		func() string { return "sourcegraph token sgp_" + f.pick("0123456789abcdef", 40) + "\n" },
 		func() string { return "see the Sourcegraph docs\n" },
-		func() string { return "url = https://hooks.slack.com/services/T" + f.pick(alnum, 10) + "/B" + f.pick(alnum, 10) + "/" + f.pick(alnum, 24) + "\n" },
+		func() string {
+			return "url = https://hooks.slack.com/services/T" + f.pick(alnum, 10) + "/B" + f.pick(alnum, 10) + "/" + f.pick(alnum, 24) + "\n"
+		},
 		func() string { return "hooksXslackYcom/services/" + f.pick(alnum, 50) + "\n" },
 		func() string { return "webhooks run on hooks.slack.com\n" },
 		filler,
