@@ -2,6 +2,7 @@ package scan
 
 import (
 	"encoding/base64"
+	"strings"
 )
 
 // The decoding pre-check (see the package doc, "Speed"): gitleaks' decoder
@@ -48,8 +49,13 @@ func decodeCandidate(l string) bool {
 		}
 		r := countClass(l, i, n, clsB64)
 		// U+1234: every byte of it is in the class, so it is inside this run.
-		for k := i; k+6 <= i+r; k++ {
-			if l[k] == 'U' && l[k+1] == '+' && countClass(l, k+2, 4, clsHex) == 4 {
+		for k := i; r >= 6; k++ {
+			j := strings.IndexByte(l[k:i+r], '+')
+			if j < 0 {
+				break
+			}
+			k += j
+			if k > i && l[k-1] == 'U' && countClass(l, k+1, 4, clsHex) == 4 {
 				return true
 			}
 		}

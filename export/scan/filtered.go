@@ -615,11 +615,19 @@ func hotCheck(h int, text string, ks, ke int) (int, bool) {
 // countClass returns how many of the (at most max) bytes from text[i:] are in class
 // cls in a row.
 func countClass(text string, i, max int, cls uint8) int {
-	c := 0
-	for i+c < len(text) && c < max && byteClass[text[i+c]]&cls != 0 {
-		c++
+	if i >= len(text) {
+		return 0
 	}
-	return c
+	s := text[i:]
+	if max < len(s) {
+		s = s[:max]
+	}
+	for j := 0; j < len(s); j++ {
+		if byteClass[s[j]]&cls == 0 {
+			return j
+		}
+	}
+	return len(s)
 }
 
 // count returns how many of the (at most max) bytes from text[i:] satisfy ok in a row.
