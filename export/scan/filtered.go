@@ -481,7 +481,10 @@ func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
 			}
 		}
 	}
-	p.decodeWhole = p.decodeWhole || p.decode && (p.whole || pemOn)
+	// private-key's decoding pass can only find a match overlapping a decoded value
+	// when one lies in a window of the rule (or its keyword is in the decoded text,
+	// above): elsewhere the decoded text is the chunk's, and so are the matches.
+	p.decodeWhole = p.decodeWhole || p.decode && (p.whole || pemOn && linesInRanges(p.decodeLines, p.pem))
 	return p
 }
 

@@ -119,6 +119,21 @@ func pemWindows(text string, lines chunkLines, begins []int) []lineRange {
 	return mergeRanges(rs)
 }
 
+// linesInRanges reports whether one of the (increasing) lines ls is in one of the
+// (sorted, disjoint) ranges rs.
+func linesInRanges(ls []int, rs []lineRange) bool {
+	j := 0
+	for _, l := range ls {
+		for j < len(rs) && rs[j].b < l {
+			j++
+		}
+		if j < len(rs) && rs[j].a <= l {
+			return true
+		}
+	}
+	return false
+}
+
 // mergeRanges sorts line ranges and merges the ones that overlap or touch.
 func mergeRanges(rs []lineRange) []lineRange {
 	if len(rs) < 2 {

@@ -452,6 +452,13 @@ func TestWindowedRulesSameFindings(t *testing.T) {
 		func() string {
 			return "-----begin openssh private key-----\n" + body(1) + "-----end openssh private key-----\n"
 		},
+		// Decoded values: a whole key, and a body line that decodes to text.
+		func() string {
+			return "tls.key: " + base64.StdEncoding.EncodeToString([]byte("-----BEGIN RSA PRIVATE KEY-----\n"+body(2)+"-----END RSA PRIVATE KEY-----\n")) + "\n"
+		},
+		func() string {
+			return "-----BEGIN RSA PRIVATE KEY-----\n" + body(1) + base64.StdEncoding.EncodeToString([]byte("password = "+f.pick(alnum, 20)+" KEY-----")) + "\n" + body(1) + "-----END RSA PRIVATE KEY-----\n"
+		},
 		func() string { return "commit " + f.pick("0123456789abcdef", 40) + "\n" },
 		func() string { return "sourcegraph token sgp_" + f.pick("0123456789abcdef", 40) + "\n" },
 		func() string { return "see the Sourcegraph docs\n" },
