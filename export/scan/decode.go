@@ -29,6 +29,11 @@ import (
 // It reads the line once: a percent or backslash escape outside the runs of base64
 // characters, and in each run a "U+" escape or the hex and base64 values above.
 func decodeCandidate(l string) bool {
+	return decodeCandidateU(l, true)
+}
+
+// decodeCandidateU is decodeCandidate; with unicodePlus false the line holds no "U+".
+func decodeCandidateU(l string, unicodePlus bool) bool {
 	n := len(l)
 	for i := 0; i < n; {
 		c := l[i]
@@ -49,7 +54,7 @@ func decodeCandidate(l string) bool {
 		}
 		r := countClass(l, i, n, clsB64)
 		// U+1234: every byte of it is in the class, so it is inside this run.
-		for k := i; r >= 6; k++ {
+		for k := i; unicodePlus && r >= 6; k++ {
 			j := strings.IndexByte(l[k:i+r], '+')
 			if j < 0 {
 				break

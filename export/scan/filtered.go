@@ -650,9 +650,11 @@ func hasDecodable(text string, lines chunkLines) (bool, []int, string) {
 	var b strings.Builder
 	var cand []int
 	prev := -2
+	// "U+" is rare: looked for once in the whole text.
+	unicodePlus := strings.Contains(text, "U+")
 	for k := range lines.starts {
 		s, e := lines.starts[k], lines.end(k)
-		if !decodeCandidate(text[s:e]) {
+		if !decodeCandidateU(text[s:e], unicodePlus) {
 			continue
 		}
 		if prev >= 0 && prev != k-1 {
