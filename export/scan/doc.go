@@ -33,76 +33,92 @@
 // gitleaks runs a rule on a whole fragment when one of the rule's keywords occurs
 // anywhere in it, and a handful of rules have keywords that occur in almost every text
 // ("key", "token", "s.", "api-", "authorization"). Each chunk is therefore read once in Go
-// for keywords, and the rules are split into groups that gitleaks runs, without
-// decoding, on the parts of the chunk that can hold a match:
+// for keywords, and the rules are split into groups that run, without decoding, on the
+// parts of the chunk that can hold a match:
 //
-//   - Cold rules (most): every match of the rule's regex contains one of its keywords,
+//   - Cold rules (most): every match of the rule's regex contains one of its keywords
+//     (or starts with one: the prefixes a match must start with are read from the
+//     regex, so ((?:A3T[A-Z0-9]|AKIA|ASIA|...)...) is anchored on its keywords too),
 //     and a match holds at most a bounded number of newlines before and after it
 //     (both checked on the regex's syntax tree when the Scanner is built). They run on
-//     the lines with one of their keywords, widened by those bounds plus one line.
+//     the lines with one of their keywords, widened by that keyword's own bounds plus
+//     one line. For gitleaks' semi-generic rules (an identifier, then
+//     [ \t\w.-]{0,20}[\s'"]{0,3} and an assignment operator, see semiGeneric), a keyword
+//     that only such rules use opens a window only where an operator follows it.
 //   - Hot rules (generic-api-key, vault-service-token, octopus-deploy-api-key, the
 //     Authorization rule, and twilio-api-key, authress-service-client-access-key and
 //     databricks-api-token, whose keywords "sk", "ext_" and "dapi" occur in most code):
-//     a Go pre-check, a necessary condition for a match at a
-//     keyword occurrence (e.g. an assignment operator within the next 23 bytes for
-//     generic-api-key, "SK" and 32 hex digits for twilio-api-key), selects the lines,
-//     up to where such a match can end, plus one
+//     a Go pre-check, a necessary condition for a match at a keyword occurrence (the
+//     rest of generic-api-key's match after the keyword, "SK" and 32 hex digits for
+//     twilio-api-key, ...), selects the lines up to where such a match can end, plus one
 //     line each side. A pre-check is tied to the rule's exact regex; if a gitleaks
 //     update changes it, the rule becomes a cold or whole rule (a test reports it).
-//     For generic-api-key the pre-check goes further (generic.go): the rule's regex is
-//     evaluated in Go with RE2's leftmost-first semantics (FindAll and the capture
-//     group; TestGenericMatcherIsTheRegex compares it with the regex engine), and each
-//     match gets gitleaks' own checks: the secret group taken from the match again,
-//     Shannon entropy against the rule's threshold (a secret within 1e-9 of it is
-//     passed on, since gitleaks' sum rounds in map order), and the global and rule
-//     allowlists through gitleaks' exported Allowlist methods (a "line" target counts
-//     as not matching, which only lets more through). Only windows where a match
-//     survives go to gitleaks, which then decides exactly as before. On code this
-//     drops almost every window: matches such as `apiKey = process.env.API_KEY` cost
-//     gitleaks a submatch and allowlist regexes each, and were most of the scan's time.
-//     Hot windows that do go to gitleaks are remembered by their text (bounded memo
-//     per Scanner): repeated windows are scanned once.
-//   - Whole rules (matches not tied to a keyword, unbounded newlines such as PEM keys,
-//     path conditions, multi-part rules): they run on the whole chunk, as before, when
-//     one of their keywords occurs (or the path matches, or they have no keyword).
+//   - Rules evaluated in Go (direct.go): generic-api-key and the Authorization rule,
+//     whose windows hold many matches, each costing gitleaks a submatch and allowlist
+//     regexes. Their regexes are evaluated in Go with RE2's leftmost-first semantics
+//     (generic.go, authAll; TestGenericMatcherIsTheRegex and TestAuthMatcherIsTheRegex
+//     compare them with the regex engine) and each match gets detectRule's treatment:
+//     the secret group taken from the match again, Shannon entropy against the rule's
+//     threshold, the global and rule allowlists (stop words first, then the regexes
+//     through gitleaks' own methods, answers remembered), the location and line as
+//     gitleaks computes them, and, for the decoding pass, gitleaks' exported segment
+//     functions. TestDirectRulesMatchGitleaks and TestDirectDecodingPassMatchesGitleaks
+//     compare them hit for hit with gitleaks. A window that cannot be decided in Go (a
+//     secret whose entropy is the threshold up to rounding, unless it is exact in any
+//     order; invalid UTF-8; a rune folding to ASCII) goes to gitleaks.
+//   - Rules with their own windows (linerules.go): private-key runs on windows from
+//     each header to an end marker its match must stop at, each window scanned alone
+//     (its [\s\S-] would cross a separator); sourcegraph-access-token (any word of 40
+//     hex digits) and slack-webhook-url (hooks.slack.com with unescaped dots) run with
+//     the cold rules on the lines a Go reading of their regexes finds, plus the first
+//     line holding one of their keywords so that gitleaks runs them on the fragment.
+//   - Whole rules (curl-auth-user, path conditions, multi-part rules, ...): they run on
+//     the whole chunk when one of their keywords occurs (or the path matches, or they
+//     have no keyword).
 //
 // The selected windows of a group are joined into one fragment, separated by 16
 // newlines, a NUL byte and 16 newlines, which no match of those rules can cross; hits
 // are mapped back to the chunk. gitleaks' rule that drops a generic finding when a
 // specific rule's secret on the same line contains it is applied again across groups.
+// Hot windows that go to gitleaks are remembered by their text (bounded memo per
+// Scanner): repeated windows are scanned once.
 //
 // Decoding. gitleaks' decoder (base64, hex, percent, unicode escapes) is first run,
 // in effect, in Go: decodeCandidate (decode.go) finds the values the decoder's regex
 // would take on a line and decodes them as the decoder does, so that a line it rejects
 // holds nothing the decoder decodes (TestDecodeCandidateIsNecessary checks it against
 // the decoder); the decoder itself then runs on the remaining candidate lines. When it
-// decodes something, the chunk gets the decoding pass of gitleaks alone, locally:
-// the whole rules run with decoding on the whole chunk (instead of their plain run),
-// and the cold and hot rules run with decoding on the candidate lines and 16 lines
-// around them, joined into one fragment with the separator above (also after the last
-// window when it does not end the chunk); of the latter only the decoding pass's hits
-// (tagged "decoded:") are kept, mapped back to the chunk, the plain pass being the
-// prefiltered one.
+// decodes something, the chunk gets the decoding pass of gitleaks alone, locally: the
+// whole rules run with decoding on the whole chunk (instead of their plain run) when
+// one of them runs on the chunk, one of their keywords is in the decoded text, or a
+// decoded value lies in a private-key window; the cold and hot rules run with decoding
+// on the candidate lines and 16 lines around them, joined into one fragment with the
+// separator above (also after the last window when it does not end the chunk); of the
+// latter only the decoding pass's hits (tagged "decoded:") are kept, mapped back to the
+// chunk, the plain pass being the prefiltered one. The rules evaluated in Go take
+// that decoding pass in Go.
 //
-// The prefilter's reading uses tables: the keyword pair table is indexed by the raw
-// bytes (every case variant filled in), guarded by a 64 Kbit set of the pairs that start
-// a keyword and, per pair, a 256-bit set of the bytes that can follow; byte classes
-// (\w, hex, base64, \s) are one 256-byte table.
+// The prefilter's reading uses tables: a 32 KB set of hashed trigrams that can start a
+// keyword (every case variant) rejects about 95% of positions; then the keyword pair
+// table, indexed by the raw bytes, guarded by a 64 Kbit set of the pairs that start a
+// keyword and, per pair, a 256-bit set of the bytes that can follow; byte classes
+// (\w, hex, base64, \s) are one 256-byte table. Path conditions are evaluated with Go's
+// regexp package (a call into gitleaks' engine costs more than the match on a path).
 //
-// A chunk is scanned exhaustively (every rule on the whole chunk, with decoding, as
-// gitleaks alone would) when it holds a rune that lower-cases or case-folds to an ASCII
-// letter (ſ, K, İ), for which keyword matching on ASCII would not be exact. The findings
-// are the same as those of the exhaustive scan; TestPrefilterSameFindings compares both
-// on texts with many providers' secrets (plain and encoded) and on both benchmark
-// corpora.
+// A chunk holding a rune that lower-cases or case-folds to an ASCII letter (ſ, K, İ)
+// is planned on a copy with each replaced by its ASCII letter: its lines are the same,
+// and every keyword and pre-check that holds for the chunk (as gitleaks lower-cases it,
+// and as case-insensitive regexes fold) holds for the copy. The findings are the same
+// as those of the exhaustive scan (every rule on every chunk, with decoding);
+// TestPrefilterSameFindings compares both on texts with many providers' secrets (plain,
+// encoded and with folding runes) and on both benchmark corpora, and
+// TestWindowedRulesSameFindings on texts made for the rules with their own windows.
 //
-// Measured with -tags gore2regex on 2 shared cores: about 25 MB/s (13 MB per CPU-second)
-// on BenchmarkScanThroughput's varied code, logs, manifests and prose. The rest of the
-// time goes, roughly in this order, to the prefilter's own reading (keywords,
-// decodeCandidate), the whole rules inside gitleaks (plain, and with decoding on chunks
-// with decodable text), the decoding pass's windows, the generic-api-key pre-check, the
-// Authorization and generic-api-key windows in gitleaks, the cold windows, and the
-// chunks scanned exhaustively.
+// Measured with -tags gore2regex on 2 shared cores (make bench): about 57 MB/s (29 MB
+// per CPU-second) on BenchmarkScanThroughput's 100 MB of varied code, logs, manifests
+// and prose, and about 120 MB/s on BenchmarkScanRepetitive. About half of the rest is
+// the prefilter's own reading (keywords, then decodeCandidate), then the rules
+// evaluated in Go, the cold windows, the decoding passes and the whole rules.
 //
 // # Findings and tiers
 //
