@@ -243,9 +243,9 @@ func (d *directRule) allowedFinding(a *config.Allowlist, secret, match, line str
 	return stop || d.regexAllowed(a, target)
 }
 
-// maxAllowMemo bounds the remembered answers of an allowlist's regexes; the memo starts
-// over when it is full.
-const maxAllowMemo = 1 << 16
+// maxAllowMemo bounds the remembered answers of an allowlist's regexes (targets of at
+// most 256 bytes: 4 MB of text at most); the memo starts over when it is full.
+const maxAllowMemo = 1 << 14
 
 type allowKey struct {
 	a      *config.Allowlist

@@ -38,9 +38,10 @@ type groups struct {
 	direct [numHot]*directRule
 }
 
-// maxMemo bounds the remembered windows; the memo starts over when it is full.
+// maxMemoBytes bounds the text of the remembered windows (maxMemoWindow each at most);
+// the memo starts over when it is full.
 const (
-	maxMemo       = 1 << 16
+	maxMemoBytes  = 16 << 20
 	maxMemoWindow = 4 << 10
 )
 
@@ -50,8 +51,9 @@ const (
 // the hot rules' per-match work in gitleaks dominates the scan, so repeated windows are
 // scanned once.
 type windowMemo struct {
-	mu sync.Mutex
-	m  map[memoKey][]hit // hits with offsets relative to the window
+	mu    sync.Mutex
+	m     map[memoKey][]hit // hits with offsets relative to the window
+	bytes int               // text of the keys
 }
 
 type memoKey struct {
@@ -839,14 +841,15 @@ func (s *Scanner) runMemo(ctx context.Context, h int, path, chunk string, lines 
 		return out
 	}
 	g.memo.mu.Lock()
-	if g.memo.m == nil || len(g.memo.m) >= maxMemo {
-		g.memo.m = make(map[memoKey][]hit)
-	}
 	for i, r := range todo {
 		k := key(r)
 		if len(k.text) <= maxMemoWindow {
+			if g.memo.m == nil || g.memo.bytes+len(k.text) > maxMemoBytes {
+				g.memo.m, g.memo.bytes = make(map[memoKey][]hit), 0
+			}
 			k.text = strings.Clone(k.text)
 			g.memo.m[k] = append([]hit{}, per[i]...)
+			g.memo.bytes += len(k.text)
 		}
 		base := ps[i].chunk
 		for _, x := range per[i] {
