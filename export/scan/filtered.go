@@ -554,7 +554,7 @@ func hotCheck(h int, text string, ks, ke int) (int, bool) {
 		// A match's keyword alternative starts at a keyword occurrence and decides the
 		// rest of the match (generic.go): the rest must match, and the match ends there.
 		k, ok := genericKeyword(text, ks)
-		if !ok {
+		if !ok || !operatorAfter(text, k) {
 			return 0, false
 		}
 		if _, _, me, ok := genericRest(text, k); ok {

@@ -215,6 +215,10 @@ func genericNext(s string, pos int) (genericMatch, bool) {
 			// A later keyword only wins with a lower start.
 			continue
 		}
+		if !operatorAfter(s, ke) {
+			// Necessary for G Q O (see operatorAfter), and cheaper than genericRest.
+			continue
+		}
 		gs, ge, me, ok := genericRest(s, ke)
 		if !ok {
 			continue
