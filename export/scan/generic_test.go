@@ -58,36 +58,46 @@ func genericText(r *rand.Rand) string {
 	return b.String()
 }
 
-// TestGenericMatcherIsTheRegex compares the Go evaluation of generic-api-key's regex with
-// the regex engine gitleaks uses (FindAll with the capture group) on random texts.
-func TestGenericMatcherIsTheRegex(t *testing.T) {
-	re := glregexp.MustCompile(hotRegexes[hotGeneric])
-	r := rand.New(rand.NewSource(5))
+// sameAsRegex compares a Go evaluation of a rule's regex (ours: each match's start and
+// end and its first capture group's) with the regex engine gitleaks uses (FindAll with
+// the capture group) on random texts, and fails when fewer than one text in minPer
+// holds a match.
+func sameAsRegex(t *testing.T, pattern string, seed int64, minPer int, text func(*rand.Rand) string, ours func(s string) [][]int) {
+	t.Helper()
+	re := glregexp.MustCompile(pattern)
+	r := rand.New(rand.NewSource(seed))
 	// The standard library's engine (builds without gore2regex) is much slower.
 	n, matched := 6000, 0
 	if testing.Short() || glregexp.Version == "stdlib" {
 		n = 1500
 	}
 	for i := range n {
-		s := genericText(r)
+		s := text(r)
 		var want [][]int
 		for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
 			want = append(want, []int{m[0], m[1], m[2], m[3]})
 		}
+		matched += len(want)
+		if got := ours(s); !reflect.DeepEqual(got, want) {
+			t.Fatalf("text %d %q:\n got %v\nwant %v", i, s, got, want)
+		}
+	}
+	if matched < n/minPer {
+		t.Fatalf("only %d matches in %d texts: the texts test little", matched, n)
+	}
+	t.Logf("%d matches in %d texts", matched, n)
+}
+
+// TestGenericMatcherIsTheRegex checks generic-api-key's matcher against the regex.
+func TestGenericMatcherIsTheRegex(t *testing.T) {
+	sameAsRegex(t, hotRegexes[hotGeneric], 5, 4, genericText, func(s string) [][]int {
 		var got [][]int
 		genericAll(s, func(m genericMatch) bool {
 			got = append(got, []int{m.ms, m.me, m.gs, m.ge})
 			return true
 		})
-		matched += len(want)
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("text %d %q:\n got %v\nwant %v", i, s, got, want)
-		}
-	}
-	if matched < n/4 {
-		t.Fatalf("only %d matches in %d texts: the texts test little", matched, n)
-	}
-	t.Logf("%d matches in %d texts", matched, n)
+		return got
+	})
 }
 
 // authPieces are the bytes and words the Authorization rule's regex cares about.
@@ -97,62 +107,48 @@ var authPieces = []string{
 	" ", " ", "\t", "\t", "\n", "\r", "\f", "\v", ":", "=", ",", "\"", "'", "`", "\\", ";", ")", "(", "é", "日本", "€",
 }
 
-// TestAuthMatcherIsTheRegex compares the Go evaluation of the Authorization rule's regex
-// with the regex engine gitleaks uses (FindAll with the capture group) on random texts.
+// TestAuthMatcherIsTheRegex checks the Authorization rule's matcher against the regex.
 func TestAuthMatcherIsTheRegex(t *testing.T) {
-	re := glregexp.MustCompile(hotRegexes[hotAuth])
-	r := rand.New(rand.NewSource(6))
-	n, matched := 6000, 0
-	if testing.Short() || glregexp.Version == "stdlib" {
-		n = 1500
-	}
-	for i := range n {
-		var b strings.Builder
-		pick := func(xs ...string) string { return xs[r.Intn(len(xs))] }
-		for range 1 + r.Intn(30) {
-			if r.Intn(3) == 0 {
-				// A likely header, each part sometimes off.
-				b.WriteString(pick("authorization", "Authorization", "xAuthorization", " AUTHORIZATION", "authorizatio"))
-				b.WriteString(pick("", "", "\"", "'", "`", "\"'"))
-				b.WriteString(pick("", " ", "\n ", "\t", "\v"))
-				b.WriteString(pick(":", "=", ",", ";", ""))
-				b.WriteString(pick("", " ", "  ", "\r\n"))
-				b.WriteString(pick("", "\"", "'", "''"))
-				b.WriteString(pick("Bearer", "basic", "TOKEN", "apikey", "api-key", "api_key", "Digest"))
-				b.WriteString(pick(" ", "\t", " \t ", "", "\n"))
-				continue
-			}
-			if r.Intn(3) == 0 {
-				m := 1 + r.Intn(12)
-				if r.Intn(15) == 0 {
-					m = 390 + r.Intn(20)
-				}
-				for range m {
-					b.WriteByte(alnum[r.Intn(len(alnum))])
-				}
-				continue
-			}
-			b.WriteString(authPieces[r.Intn(len(authPieces))])
-		}
-		s := b.String()
-		var want [][]int
-		for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
-			want = append(want, []int{m[0], m[1], m[2], m[3]})
-		}
+	sameAsRegex(t, hotRegexes[hotAuth], 6, 10, authText, func(s string) [][]int {
 		var got [][]int
 		authAll(s, func(ms, me int) bool {
 			got = append(got, []int{ms, me, authGroup(s, ms, me), me})
 			return true
 		})
-		matched += len(want)
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("text %d %q:\n got %v\nwant %v", i, s, got, want)
+		return got
+	})
+}
+
+// authText returns a random text of authPieces, runs of letters and digits, and
+// likely headers with each part sometimes off.
+func authText(r *rand.Rand) string {
+	var b strings.Builder
+	pick := func(xs ...string) string { return xs[r.Intn(len(xs))] }
+	for range 1 + r.Intn(30) {
+		if r.Intn(3) == 0 {
+			b.WriteString(pick("authorization", "Authorization", "xAuthorization", " AUTHORIZATION", "authorizatio"))
+			b.WriteString(pick("", "", "\"", "'", "`", "\"'"))
+			b.WriteString(pick("", " ", "\n ", "\t", "\v"))
+			b.WriteString(pick(":", "=", ",", ";", ""))
+			b.WriteString(pick("", " ", "  ", "\r\n"))
+			b.WriteString(pick("", "\"", "'", "''"))
+			b.WriteString(pick("Bearer", "basic", "TOKEN", "apikey", "api-key", "api_key", "Digest"))
+			b.WriteString(pick(" ", "\t", " \t ", "", "\n"))
+			continue
 		}
+		if r.Intn(3) == 0 {
+			m := 1 + r.Intn(12)
+			if r.Intn(15) == 0 {
+				m = 390 + r.Intn(20)
+			}
+			for range m {
+				b.WriteByte(alnum[r.Intn(len(alnum))])
+			}
+			continue
+		}
+		b.WriteString(authPieces[r.Intn(len(authPieces))])
 	}
-	if matched < n/10 {
-		t.Fatalf("only %d matches in %d texts: the texts test little", matched, n)
-	}
-	t.Logf("%d matches in %d texts", matched, n)
+	return b.String()
 }
 
 // TestDirectRulesMatchGitleaks checks the rules evaluated in Go against gitleaks
