@@ -21,11 +21,27 @@
 //     release older than registry_date existed at registry_date.
 //   - Advisories: OSV, by the pinned version or else the version the run installed (D2).
 //     In production the OSV API (POST <osv>/v1/querybatch); offline, a local file of OSV
-//     records (a JSON array or JSON Lines) matched here: exact versions, and ECOSYSTEM or
-//     SEMVER ranges (introduced, fixed, last_affected) compared segment by segment
-//     (numbers numerically, pre-release tags such as a, b, rc, alpha, beta, dev before the
-//     release, post after it). The local comparison is an approximation of PEP 440 and
-//     SemVer that is exact for ordinary release numbers.
+//     records (a JSON array or JSON Lines) matched here as the OSV schema evaluates a
+//     record: a version is affected when an affected entry of its ecosystem and package
+//     lists it in "versions" or when it lies in any SEMVER or ECOSYSTEM range (GIT ranges
+//     are skipped). A range's events are sorted in the range's version order (introduced
+//     "0" first, equal versions in the record's order); introduced opens, fixed closes at
+//     its version, last_affected closes after it, and limit events cap the range (a
+//     limit containing "*" is infinity). The orders are exact: SEMVER ranges and npm use
+//     SemVer 2.0.0 precedence (after npm's clean of space, "v" and "="; build metadata
+//     ignored); PyPI uses PEP 440 (epochs, zero-padded releases, every pre-, post- and
+//     dev-release spelling, local versions); Maven uses Maven 3.9's ComparableVersion
+//     (qualifier order, a/b/m shorthands, "-" and "." lists, null trimming). Deliberate
+//     fallbacks: a PyPI string that is not PEP 440 sorts before every PEP 440 version and
+//     follows the legacy setuptools order among its kind (as OSV's PyPI ecosystem does);
+//     a string that is not SemVer is coerced as OSV does (1.2 -> 1.2.0, leading zeros
+//     dropped) and sorts just before the valid version of equal precedence, or, if it
+//     cannot be coerced, before every version and by its bytes; Maven numbers compare by
+//     value and only ASCII digits are digits. Other ecosystems keep a generic order
+//     (numbers numerically, common pre-release words before the release), exact only for
+//     dotted numbers. A "versions" entry names the query when the strings match, or for
+//     PyPI when PEP 440 says the versions are equal, or for npm when they differ only in
+//     build metadata or a leading "v" or "=".
 //   - Pinning: the D1 entry's Pinned, or an exact version in its spec (==1.2.3,
 //     1.2.3 for npm and Maven).
 //

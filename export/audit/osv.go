@@ -10,9 +10,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
-	"unicode"
 )
 
 // Query asks for the advisories of one package version.
@@ -228,9 +226,14 @@ func (f *OSVFile) Query(_ context.Context, qs []Query) ([][]string, error) {
 	return out, nil
 }
 
-// Affects reports whether an OSV record affects the query's package version.
+// Affects reports whether an OSV record affects the query's package version, following the
+// OSV schema's evaluation: the version is affected if an affected entry of the same
+// ecosystem and package lists it in "versions" or if it lies in any of its SEMVER or
+// ECOSYSTEM ranges (GIT ranges need the repository and are skipped). SEMVER ranges use
+// SemVer 2.0.0 precedence; ECOSYSTEM ranges use the ecosystem's own order
+// ([CompareVersions]).
 func Affects(r OSVRecord, q Query) bool {
-	if q.Version == "" {
+	if strings.TrimSpace(q.Version) == "" {
 		return false
 	}
 	for _, a := range r.Affected {
@@ -238,15 +241,21 @@ func Affects(r OSVRecord, q Query) bool {
 			continue
 		}
 		for _, v := range a.Versions {
-			if v == q.Version {
+			if sameVersion(q.Ecosystem, v, q.Version) {
 				return true
 			}
 		}
 		for _, rg := range a.Ranges {
-			if rg.Type != "ECOSYSTEM" && rg.Type != "SEMVER" {
+			var order func(a, b string) int
+			switch rg.Type {
+			case "SEMVER":
+				order = compareSemVer
+			case "ECOSYSTEM":
+				order = orderFor(q.Ecosystem)
+			default:
 				continue
 			}
-			if inRange(rg.Events, q.Version) {
+			if inRange(order, rg.Events, q.Version) {
 				return true
 			}
 		}
@@ -254,35 +263,66 @@ func Affects(r OSVRecord, q Query) bool {
 	return false
 }
 
-// inRange evaluates OSV events in order: introduced opens, fixed and last_affected close.
-func inRange(events []map[string]string, v string) bool {
-	type ev struct{ kind, ver string }
-	var evs []ev
+// osvEvent is one event of an OSV range.
+type osvEvent struct{ kind, ver string }
+
+// inRange evaluates one range as the OSV schema's pseudocode does. The version must lie
+// below one of the range's limit events, if it has any (a limit containing "*" is
+// infinity). The other events are sorted by version in the range's order, introduced "0"
+// first (it sorts before every version), events at equal versions keeping the record's
+// order; walking them, introduced opens (v >= introduced), fixed closes (v >= fixed) and
+// last_affected closes above it (v > last_affected).
+func inRange(order func(a, b string) int, events []map[string]string, v string) bool {
+	var evs []osvEvent
+	var limits []string
 	for _, e := range events {
-		for k, x := range e {
-			evs = append(evs, ev{k, x})
+		// The schema allows one kind per event object; reading the kinds in a fixed order
+		// keeps an object with several deterministic.
+		for _, k := range []string{"introduced", "fixed", "last_affected", "limit"} {
+			x, ok := e[k]
+			if !ok {
+				continue
+			}
+			if k == "limit" {
+				limits = append(limits, x)
+			} else {
+				evs = append(evs, osvEvent{k, x})
+			}
 		}
 	}
-	sort.SliceStable(evs, func(i, j int) bool {
-		a, b := evs[i].ver, evs[j].ver
-		if a == "0" || b == "0" {
-			return a == "0" && b != "0"
+	if len(limits) > 0 {
+		below := false
+		for _, l := range limits {
+			if strings.Contains(l, "*") || order(v, l) < 0 {
+				below = true
+				break
+			}
 		}
-		return CompareVersions(a, b) < 0
+		if !below {
+			return false
+		}
+	}
+	isZero := func(e osvEvent) bool { return e.kind == "introduced" && e.ver == "0" }
+	sort.SliceStable(evs, func(i, j int) bool {
+		a, b := evs[i], evs[j]
+		if isZero(a) || isZero(b) {
+			return isZero(a) && !isZero(b)
+		}
+		return order(a.ver, b.ver) < 0
 	})
 	affected := false
 	for _, e := range evs {
 		switch e.kind {
 		case "introduced":
-			if e.ver == "0" || CompareVersions(v, e.ver) >= 0 {
+			if e.ver == "0" || order(v, e.ver) >= 0 {
 				affected = true
 			}
 		case "fixed":
-			if CompareVersions(v, e.ver) >= 0 {
+			if order(v, e.ver) >= 0 {
 				affected = false
 			}
 		case "last_affected":
-			if CompareVersions(v, e.ver) > 0 {
+			if order(v, e.ver) > 0 {
 				affected = false
 			}
 		}
@@ -313,119 +353,6 @@ func normalizePython(name string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// CompareVersions compares two version strings segment by segment: numbers numerically,
-// words alphabetically; a pre-release word (a, b, c, rc, alpha, beta, pre, preview, dev,
-// snapshot) sorts before the release it precedes, "post" after it.
-func CompareVersions(a, b string) int {
-	ta, tb := tokens(a), tokens(b)
-	for i := 0; i < max(len(ta), len(tb)); i++ {
-		switch {
-		case i >= len(ta):
-			if tb[i] == "0" {
-				continue // 1.0 == 1.0.0
-			}
-			return -tailSign(tb[i])
-		case i >= len(tb):
-			if ta[i] == "0" {
-				continue
-			}
-			return tailSign(ta[i])
-		}
-		x, y := ta[i], tb[i]
-		xn, xerr := strconv.ParseUint(x, 10, 64)
-		yn, yerr := strconv.ParseUint(y, 10, 64)
-		switch {
-		case xerr == nil && yerr == nil:
-			if xn != yn {
-				if xn < yn {
-					return -1
-				}
-				return 1
-			}
-		case xerr == nil: // number vs word: the word is a pre-release (or post) tag
-			return -tailSign(y)
-		case yerr == nil:
-			return tailSign(x)
-		default:
-			if rx, ry := wordRank(x), wordRank(y); rx != ry {
-				if rx < ry {
-					return -1
-				}
-				return 1
-			}
-			if c := strings.Compare(x, y); c != 0 {
-				return c
-			}
-		}
-	}
-	return 0
-}
-
-// tailSign says whether a version that continues with token t sorts after (1) or before
-// (-1) the same version without it.
-func tailSign(t string) int {
-	if _, err := strconv.ParseUint(t, 10, 64); err == nil {
-		return 1
-	}
-	if wordRank(t) < 0 {
-		return -1
-	}
-	return 1
-}
-
-func wordRank(w string) int {
-	switch w {
-	case "dev", "snapshot":
-		return -5
-	case "a", "alpha":
-		return -4
-	case "b", "beta":
-		return -3
-	case "c", "rc", "pre", "preview", "cr", "m", "milestone":
-		return -2
-	case "post", "final", "ga", "release", "sp":
-		return 1
-	}
-	return 0
-}
-
-func tokens(v string) []string {
-	v = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(v), "v"))
-	if i := strings.IndexByte(v, '+'); i >= 0 { // build metadata does not order
-		v = v[:i]
-	}
-	var out []string
-	var cur strings.Builder
-	kind := 0 // 1 digit, 2 letter
-	flush := func() {
-		if cur.Len() > 0 {
-			out = append(out, cur.String())
-			cur.Reset()
-		}
-	}
-	for _, r := range v {
-		k := 0
-		switch {
-		case unicode.IsDigit(r):
-			k = 1
-		case unicode.IsLetter(r):
-			k = 2
-		}
-		if k == 0 {
-			flush()
-			kind = 0
-			continue
-		}
-		if k != kind {
-			flush()
-		}
-		kind = k
-		cur.WriteRune(r)
-	}
-	flush()
-	return out
 }
 
 func uniqSorted(s []string) []string {
