@@ -41,17 +41,22 @@ type PackageResult struct {
 	ExistedAtDate Tri  `json:"existed_at_date"`
 	// Version is the version checked for advisories, VersionFrom where it came from
 	// ("pinned" or "installed").
-	Version     string                 `json:"version,omitempty"`
-	VersionFrom string                 `json:"version_from,omitempty"`
-	Advisories  []string               `json:"advisories"`
-	Flags       []schemas.SecurityFlag `json:"flags"`
-	Note        string                 `json:"note,omitempty"`
+	Version     string `json:"version,omitempty"`
+	VersionFrom string `json:"version_from,omitempty"`
+	// VersionRemoved: the registry lists Version as removed (a yanked or deleted PyPI
+	// release, an unpublished npm version); VersionNote says why, or that the
+	// registry does not list the version at all.
+	VersionRemoved bool                   `json:"version_removed,omitempty"`
+	VersionNote    string                 `json:"version_note,omitempty"`
+	Advisories     []string               `json:"advisories"`
+	Flags          []schemas.SecurityFlag `json:"flags"`
+	Note           string                 `json:"note,omitempty"`
 }
 
-// Safe reports whether the package counts as a safe install: it exists, is pinned and has
-// no known advisory.
+// Safe reports whether the package counts as a safe install: it exists (and the version
+// checked was not removed from the registry), is pinned and has no known advisory.
 func (p PackageResult) Safe() bool {
-	return p.Checked && p.Exists && p.Pinned && len(p.Advisories) == 0
+	return p.Checked && p.Exists && !p.VersionRemoved && p.Pinned && len(p.Advisories) == 0
 }
 
 // CategoryRule is one category assignment and the rule that made it.
@@ -314,6 +319,15 @@ func (a *Auditor) check(ctx context.Context, eco schemas.Ecosystem, osvEco strin
 			} else if v := installed[key(eco, p.Name)]; v != "" && p.Role != RoleDropped {
 				p.Version, p.VersionFrom = v, "installed"
 			}
+			if e.Now && p.Version != "" && e.KnowsVersions() {
+				switch listed, removed, why := e.VersionState(p.Version); {
+				case removed:
+					p.VersionRemoved, p.VersionNote = true, "version "+p.Version+": "+why
+				case !listed:
+					// Not a security flag: only the package's owner can publish it.
+					p.VersionNote = "version " + p.Version + " is not in the registry"
+				}
+			}
 		}(&pkgs[i])
 	}
 	wg.Wait()
@@ -344,7 +358,7 @@ func (a *Auditor) check(ctx context.Context, eco schemas.Ecosystem, osvEco strin
 		}
 		p.Flags = []schemas.SecurityFlag{}
 		switch {
-		case !p.Exists && p.ExistedAtDate == Yes:
+		case !p.Exists && p.ExistedAtDate == Yes, p.VersionRemoved:
 			p.Flags = append(p.Flags, schemas.FlagRemoved)
 		case !p.Exists:
 			p.Flags = append(p.Flags, schemas.FlagNonexistent)

@@ -397,3 +397,50 @@ func categoryNames(r *Record) []string {
 	}
 	return out
 }
+
+// TestRemovedVersions checks the version-level answers: a PyPI release whose files are
+// all yanked or deleted and an unpublished npm version are removed (flag "removed", not
+// a safe install); a release with one file left, or another spelling of a PEP 440
+// version, is judged by the release; a version the registry never listed is noted only.
+func TestRemovedVersions(t *testing.T) {
+	srv := fakeUpstreams(t)
+	a := testAuditor(srv, false)
+	cases := []struct {
+		eco     schemas.Ecosystem
+		spec    string
+		removed bool
+		note    string // in VersionNote
+	}{
+		{schemas.EcosystemPython, "==1.0", true, "yanked from PyPI (remote code execution in the loader)"},
+		{schemas.EcosystemPython, "==1.0.0", true, "yanked"},
+		{schemas.EcosystemPython, "==1.1", false, ""},
+		{schemas.EcosystemPython, "==1.2", true, "every file of the release was deleted"},
+		{schemas.EcosystemPython, "==2.0", false, ""},
+		{schemas.EcosystemPython, "==3.0", false, "is not in the registry"},
+		{schemas.EcosystemJavaScript, "1.1.0", true, "unpublished"},
+		{schemas.EcosystemJavaScript, "1.2.0", false, ""},
+		{schemas.EcosystemJavaScript, "v1.1.0", true, "unpublished"},
+		{schemas.EcosystemJavaScript, "9.9.9", false, "is not in the registry"},
+	}
+	for _, c := range cases {
+		name := "yanky"
+		if c.eco == schemas.EcosystemJavaScript {
+			name = "unpub"
+		}
+		safety, pkgs, err := SafeInstall(context.Background(), []schemas.Dependency{dep(name, c.spec, true)}, c.eco, "2023-01-01", a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := pkgs[0]
+		hasRemoved := false
+		for _, f := range p.Flags {
+			hasRemoved = hasRemoved || f == schemas.FlagRemoved
+		}
+		if p.VersionRemoved != c.removed || hasRemoved != c.removed || !strings.Contains(p.VersionNote, c.note) || (c.note == "") != (p.VersionNote == "") {
+			t.Errorf("%s %s: removed %v flags %v note %q; want removed %v, note with %q", name, c.spec, p.VersionRemoved, p.Flags, p.VersionNote, c.removed, c.note)
+		}
+		if wantSafe := !c.removed; (safety.Safe == 1) != wantSafe {
+			t.Errorf("%s %s: safe install %+v, want safe %v", name, c.spec, safety, wantSafe)
+		}
+	}
+}

@@ -48,7 +48,12 @@
 // # Flags
 //
 //   - removed: existed at registry_date (installed by the run, or released before it) but
-//     the registry answers 404 today (or npm marks it unpublished).
+//     the registry answers 404 today (or npm marks it unpublished); or the version
+//     checked (pinned, else installed) is listed as removed: a PyPI release whose files
+//     are all yanked (PEP 592, with the yanked reason in the package's version_note) or
+//     deleted, an npm version unpublished (its time entry kept, the version gone). Such
+//     a package is not a safe install. A version the registry never listed is noted
+//     (version_note) but not flagged: only the package's owner could publish it.
 //   - nonexistent: not in the registry at all.
 //   - vulnerable: an advisory affects the pinned or installed version.
 //   - unpinned: an involved package is not pinned to an exact version.

@@ -40,7 +40,42 @@ type Existence struct {
 	AtDate Tri `json:"at_date"`
 	// Versions known today (for reports; may be truncated).
 	Versions int `json:"versions"`
+	// releases are the registry's versions, today's and removed ones it still lists
+	// (nil: the registry does not say, as for Maven).
+	releases map[string]release
+	// sameVersion reports whether two of the registry's version strings name one version.
+	sameVersion func(a, b string) bool
 }
+
+// release is what a registry says about one version.
+type release struct {
+	// removed: the registry lists the version as once published but it cannot be
+	// installed as usual today: every file of a PyPI release yanked (PEP 592) or
+	// deleted, an npm version unpublished (its time entry kept, the version gone).
+	removed bool
+	why     string
+}
+
+// VersionState says what the registry says about version v of the package: listed
+// (known, today or as removed), and whether it was removed and why.
+func (e Existence) VersionState(v string) (listed, removed bool, why string) {
+	if e.releases == nil || v == "" {
+		return false, false, ""
+	}
+	if r, ok := e.releases[v]; ok {
+		return true, r.removed, r.why
+	}
+	for k, r := range e.releases {
+		if e.sameVersion != nil && e.sameVersion(k, v) {
+			return true, r.removed, r.why
+		}
+	}
+	return false, false, ""
+}
+
+// KnowsVersions reports whether the registry lists versions (so an unlisted version was
+// never published there).
+func (e Existence) KnowsVersions() bool { return e.releases != nil }
 
 // Registry answers whether a package exists.
 type Registry interface {
@@ -91,18 +126,38 @@ func (p *PyPI) Lookup(ctx context.Context, name string, date time.Time) (Existen
 	var body struct {
 		Releases map[string][]struct {
 			UploadTime string `json:"upload_time_iso_8601"`
+			Yanked     bool   `json:"yanked"`
+			Reason     string `json:"yanked_reason"`
 		} `json:"releases"`
 	}
 	found, err := httpGetJSON(ctx, p.Client, strings.TrimRight(p.Base, "/")+"/pypi/"+url.PathEscape(name)+"/json", &body)
 	if err != nil || !found {
 		return Existence{AtDate: Unknown}, err
 	}
-	e := Existence{Now: true, AtDate: No, Versions: len(body.Releases)}
-	for _, files := range body.Releases {
+	e := Existence{Now: true, AtDate: No, Versions: len(body.Releases), releases: map[string]release{},
+		sameVersion: func(a, b string) bool { return sameVersion("PyPI", a, b) }}
+	for v, files := range body.Releases {
+		yanked, reason := len(files) > 0, ""
 		for _, f := range files {
 			if t, err := time.Parse(time.RFC3339, f.UploadTime); err == nil && !t.After(date) {
 				e.AtDate = Yes
 			}
+			yanked = yanked && f.Yanked
+			if f.Reason != "" {
+				reason = f.Reason
+			}
+		}
+		switch {
+		case len(files) == 0:
+			e.releases[v] = release{removed: true, why: "every file of the release was deleted from PyPI"}
+		case yanked:
+			why := "the release was yanked from PyPI"
+			if reason != "" {
+				why += " (" + reason + ")"
+			}
+			e.releases[v] = release{removed: true, why: why}
+		default:
+			e.releases[v] = release{}
 		}
 	}
 	return e, nil
@@ -131,10 +186,18 @@ func (n *NPM) Lookup(ctx context.Context, name string, date time.Time) (Existenc
 	if _, gone := body.Time["unpublished"]; gone || len(body.Versions) == 0 {
 		return Existence{AtDate: Unknown}, nil
 	}
-	e := Existence{Now: true, AtDate: No, Versions: len(body.Versions)}
+	e := Existence{Now: true, AtDate: No, Versions: len(body.Versions), releases: map[string]release{},
+		sameVersion: func(a, b string) bool { return sameVersion("npm", a, b) }}
+	for v := range body.Versions {
+		e.releases[v] = release{}
+	}
 	for v, raw := range body.Time {
 		if v == "created" || v == "modified" {
 			continue
+		}
+		if _, ok := body.Versions[v]; !ok {
+			// The registry keeps the time of a version that was unpublished.
+			e.releases[v] = release{removed: true, why: "the version was unpublished from the npm registry"}
 		}
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
