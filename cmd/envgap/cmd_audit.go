@@ -20,6 +20,8 @@ type auditOptions struct {
 	OSVURL      string
 	OSVFile     string
 	Timeout     time.Duration
+	MaxAge      time.Duration
+	Refresh     bool
 }
 
 func newAuditCommand(f *factory) *cobra.Command {
@@ -35,6 +37,9 @@ categories with the rule behind each, and the safe-install share under audits/<i
 
 The npm registry is the npm client's (npm config get registry) unless --npm-registry is
 given. --osv FILE uses local OSV records (JSON array or JSON Lines) instead of the OSV API.
+An instance whose stored audit read the same verdict, asked the same upstreams (and the
+same OSV file content) and is younger than --max-age is kept without asking anything;
+--refresh audits every instance again (advisories change: refresh before a release).
 A registry or advisory error leaves that instance's previous audit in place and makes the
 command exit with status 4.`,
 		Example: "  envgap audit\n  envgap audit --ids envgap__owner__repo-12 --osv osv-records.jsonl",
@@ -48,6 +53,8 @@ command exit with status 4.`,
 	c.Flags().StringVar(&o.OSVURL, "osv-url", audit.DefaultOSVURL, "OSV API base URL")
 	c.Flags().StringVar(&o.OSVFile, "osv", "", "local OSV records file (JSON array or JSON Lines) instead of the OSV API")
 	c.Flags().DurationVar(&o.Timeout, "timeout", 30*time.Second, "timeout of each registry request")
+	c.Flags().DurationVar(&o.MaxAge, "max-age", audit.DefaultMaxAge, "keep stored audits of unchanged inputs younger than this")
+	c.Flags().BoolVar(&o.Refresh, "refresh", false, "audit every instance again, whatever its stored audit")
 	return c
 }
 
@@ -76,7 +83,11 @@ func runAudit(ctx context.Context, f *factory, o *auditOptions) error {
 		}
 		a.OSV = db
 	}
-	res, err := audit.Run(ctx, st, a, o.IDs)
+	opts := audit.RunOptions{MaxAge: o.MaxAge}
+	if o.Refresh {
+		opts.MaxAge = 0
+	}
+	res, err := audit.Run(ctx, st, a, o.IDs, opts)
 	if err != nil {
 		return err
 	}
@@ -86,8 +97,12 @@ func runAudit(ctx context.Context, f *factory, o *auditOptions) error {
 		}
 	} else {
 		tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "instance\tsecurity flags\tcategories\tsafe install\t")
-		for _, s := range res.Audited {
+		fmt.Fprintln(tw, "instance\tsecurity flags\tcategories\tsafe install\taudit\t")
+		for i, s := range append(append([]audit.Summary{}, res.Audited...), res.Kept...) {
+			which := "new"
+			if i >= len(res.Audited) {
+				which = "kept"
+			}
 			var flags, cats []string
 			for _, x := range s.SecurityFlags {
 				flags = append(flags, string(x))
@@ -99,13 +114,16 @@ func runAudit(ctx context.Context, f *factory, o *auditOptions) error {
 			if s.SafeInstall.Total > 0 {
 				safe = fmt.Sprintf("%d/%d", s.SafeInstall.Safe, s.SafeInstall.Total)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", s.InstanceID, auditOrDash(strings.Join(flags, ",")), auditOrDash(strings.Join(cats, ",")), safe)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", s.InstanceID, auditOrDash(strings.Join(flags, ",")), auditOrDash(strings.Join(cats, ",")), safe, which)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 		for _, x := range res.Failed {
 			fmt.Fprintf(f.Err, "audit of %s failed: %s\n", x.InstanceID, x.Error)
+		}
+		if len(res.Kept) > 0 {
+			fmt.Fprintf(f.Err, "kept %d audits of unchanged inputs younger than %s (--refresh audits them again)\n", len(res.Kept), o.MaxAge)
 		}
 	}
 	if len(res.Failed) > 0 {

@@ -361,12 +361,39 @@ func TestRunStoresAndRead(t *testing.T) {
 	if err := st.SetRef(data.RefVerdicts+c.InstanceID, vd); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), st, testAuditor(srv, true), nil)
+	res, err := Run(context.Background(), st, testAuditor(srv, true), nil, RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Audited) != 1 || len(res.Failed) != 0 {
 		t.Fatalf("result %+v", res)
+	}
+	first, _ := st.Ref(RefPrefix + c.InstanceID)
+	// Run again with a max age: the audit of unchanged inputs is kept, no registry is
+	// asked (an auditor without upstream clients would fail), the ref does not move.
+	clock := time.Date(2026, 9, 30, 0, 0, 0, 0, time.UTC) // two days after testAuditor's clock
+	offline := testAuditor(srv, true)
+	offline.PyPI = &PyPI{Base: srv.URL, Client: &http.Client{Transport: failingTransport{}}}
+	res, err = Run(context.Background(), st, offline, nil, RunOptions{MaxAge: 7 * 24 * time.Hour, Now: func() time.Time { return clock }})
+	if err != nil || len(res.Kept) != 1 || len(res.Audited) != 0 || len(res.Failed) != 0 {
+		t.Fatalf("second run: %+v, %v", res, err)
+	}
+	if d, _ := st.Ref(RefPrefix + c.InstanceID); d != first {
+		t.Errorf("the kept audit's ref moved")
+	}
+	// Older than the max age, another advisory source, or no max age: audited again.
+	for name, o := range map[string]struct {
+		a   *Auditor
+		age time.Duration
+	}{
+		"old":        {testAuditor(srv, true), 24 * time.Hour},
+		"osv api":    {testAuditor(srv, false), 7 * 24 * time.Hour},
+		"no max age": {testAuditor(srv, true), 0},
+	} {
+		res, err := Run(context.Background(), st, o.a, nil, RunOptions{MaxAge: o.age, Now: func() time.Time { return clock }})
+		if err != nil || len(res.Audited) != 1 || len(res.Kept) != 0 {
+			t.Errorf("%s: %+v, %v", name, res, err)
+		}
 	}
 	rec, err := Read(st, c.InstanceID)
 	if err != nil {
@@ -388,6 +415,13 @@ func TestRunStoresAndRead(t *testing.T) {
 	if _, err := Read(st, "envgap__none-1"); !errors.Is(err, data.ErrNotFound) {
 		t.Errorf("Read of an unaudited instance: %v", err)
 	}
+}
+
+// failingTransport fails every request: a registry that must not be asked.
+type failingTransport struct{}
+
+func (failingTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("the registry was asked")
 }
 
 func categoryNames(r *Record) []string {

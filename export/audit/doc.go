@@ -75,4 +75,11 @@
 // upstreams it asked, every package result, "security_flags" and "categories" (plain lists
 // in the card's order, as export reads them), "category_rules" and the safe-install share.
 // Read returns it.
+//
+// # Reuse
+//
+// Run keeps an instance's stored audit, asking nothing, when it read the same verdict,
+// asked the same registry and advisory source (for a local OSV file, the same content)
+// and is younger than RunOptions.MaxAge (envgap audit: --max-age, 7 days by default;
+// --refresh audits everything again, as a release should: advisories change).
 package audit

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/envgap/envgap/schemas"
 	"io"
 	"net/http"
 	"os"
@@ -155,10 +156,17 @@ func (o *OSVAPI) post(ctx context.Context, body, v any) error {
 type OSVFile struct {
 	Name    string
 	Records []OSVRecord
+	// Digest is the SHA-256 of the file's content (empty when not read from a file).
+	Digest schemas.Digest
 }
 
-// Source names the file.
-func (f *OSVFile) Source() string { return "file " + f.Name }
+// Source names the file and its content.
+func (f *OSVFile) Source() string {
+	if f.Digest.IsZero() {
+		return "file " + f.Name
+	}
+	return "file " + f.Name + " " + f.Digest.String()
+}
 
 // LoadOSVFile reads OSV records from a JSON array or JSON Lines file.
 func LoadOSVFile(path string) (*OSVFile, error) {
@@ -170,7 +178,7 @@ func LoadOSVFile(path string) (*OSVFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OSVFile{Name: path, Records: recs}, nil
+	return &OSVFile{Name: path, Records: recs, Digest: schemas.Hash(b)}, nil
 }
 
 // ParseOSV decodes OSV records from a JSON array or JSON Lines; name is used in errors.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/schemas"
@@ -17,8 +18,23 @@ const maxOutputBytes = 4 << 20
 // Result says what a store audit did.
 type Result struct {
 	Audited []Summary `json:"audited"`
-	Failed  []Failure `json:"failed"`
+	// Kept are the instances whose stored audit was kept (RunOptions.MaxAge).
+	Kept   []Summary `json:"kept"`
+	Failed []Failure `json:"failed"`
 }
+
+// RunOptions say which stored audits Run keeps.
+type RunOptions struct {
+	// MaxAge: an instance whose stored audit read the same verdict, asked the same
+	// upstreams and is younger than MaxAge is not audited again (its registries are
+	// not asked). Zero audits every instance again.
+	MaxAge time.Duration
+	// Now is the clock for MaxAge (default time.Now).
+	Now func() time.Time
+}
+
+// DefaultMaxAge is how long envgap audit keeps an audit of unchanged inputs.
+const DefaultMaxAge = 7 * 24 * time.Hour
 
 // Summary is one stored audit.
 type Summary struct {
@@ -36,9 +52,14 @@ type Failure struct {
 }
 
 // Run audits every instance with a verdict (or only ids, when given), stores each Record
-// and points audits/<instance_id> at it. An instance whose upstream fails is listed in
-// Failed and keeps its previous audit; the others are done.
-func Run(ctx context.Context, st *data.Store, a *Auditor, ids []string) (*Result, error) {
+// and points audits/<instance_id> at it. An instance whose stored audit is recent and
+// read the same inputs is kept (see RunOptions). An instance whose upstream fails is
+// listed in Failed and keeps its previous audit; the others are done.
+func Run(ctx context.Context, st *data.Store, a *Auditor, ids []string, opts RunOptions) (*Result, error) {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
 	if len(ids) == 0 {
 		refs, err := st.Refs(data.RefVerdicts)
 		if err != nil {
@@ -48,7 +69,7 @@ func Run(ctx context.Context, st *data.Store, a *Auditor, ids []string) (*Result
 			ids = append(ids, strings.TrimPrefix(r.Name, data.RefVerdicts))
 		}
 	}
-	res := &Result{Audited: []Summary{}, Failed: []Failure{}}
+	res := &Result{Audited: []Summary{}, Kept: []Summary{}, Failed: []Failure{}}
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -56,6 +77,12 @@ func Run(ctx context.Context, st *data.Store, a *Auditor, ids []string) (*Result
 		in, vd, err := LoadInput(st, id)
 		if err != nil {
 			return res, err
+		}
+		if opts.MaxAge > 0 {
+			if old, d, ok := a.reusable(st, id, vd, in.Ecosystem, now(), opts.MaxAge); ok {
+				res.Kept = append(res.Kept, Summary{id, d, old.SecurityFlags, old.Categories, old.SafeInstall})
+				continue
+			}
 		}
 		rec, err := a.Audit(ctx, *in)
 		if err != nil {
@@ -83,6 +110,32 @@ func Run(ctx context.Context, st *data.Store, a *Auditor, ids []string) (*Result
 		res.Audited = append(res.Audited, Summary{id, d, rec.SecurityFlags, rec.Categories, rec.SafeInstall})
 	}
 	return res, nil
+}
+
+// reusable returns the stored audit of id when it read verdict vd, asked the upstreams a
+// would ask, and is younger than maxAge.
+func (a *Auditor) reusable(st *data.Store, id string, vd schemas.Digest, eco schemas.Ecosystem, now time.Time, maxAge time.Duration) (*Record, schemas.Digest, bool) {
+	d, err := st.Ref(RefPrefix + id)
+	if err != nil {
+		return nil, d, false
+	}
+	var r Record
+	if err := st.GetJSON(d, &r); err != nil || r.Kind != "audit" || r.Verdict != vd {
+		return nil, d, false
+	}
+	reg, _ := a.registryFor(eco)
+	regURL, osvSrc := "", ""
+	if reg != nil {
+		regURL = reg.URL()
+	}
+	if a.OSV != nil {
+		osvSrc = a.OSV.Source()
+	}
+	at, err := time.Parse(time.RFC3339, r.AuditedAt)
+	if err != nil || r.Registry != regURL || r.Advisories != osvSrc || now.Sub(at) >= maxAge || at.After(now) {
+		return nil, d, false
+	}
+	return &r, d, true
 }
 
 // LoadInput gathers an instance's audit input from the store: its verdict's first before-
