@@ -68,6 +68,31 @@ func sameVersion(ecosystem, listed, v string) bool {
 	return false
 }
 
+// compareIdentifiers compares two lists of dot-separated identifiers (SemVer
+// pre-release fields, PEP 440 local segments) field by field: numbers as numbers, other
+// fields in ASCII order, a number before any other field when numericFirst (SemVer) and
+// after it otherwise (PEP 440); when one list is a prefix of the other, the shorter sorts
+// first.
+func compareIdentifiers(a, b []string, numericFirst bool) int {
+	for i := 0; i < min(len(a), len(b)); i++ {
+		x, y := a[i], b[i]
+		xn, yn := isASCIIDigits(x), isASCIIDigits(y)
+		var c int
+		switch {
+		case xn && yn:
+			c = cmpDigits(x, y)
+		case xn != yn:
+			c = cmpBool(xn != numericFirst, yn != numericFirst)
+		default:
+			c = strings.Compare(x, y)
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
 // cmpDigits compares two non-empty strings of ASCII digits as integers of any size.
 func cmpDigits(a, b string) int {
 	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")

@@ -166,23 +166,7 @@ func compareLocal(a, b []string) int {
 	if a == nil || b == nil {
 		return cmpBool(a != nil, b != nil)
 	}
-	for i := 0; i < min(len(a), len(b)); i++ {
-		x, y := a[i], b[i]
-		xn, yn := isASCIIDigits(x), isASCIIDigits(y)
-		var c int
-		switch {
-		case xn && yn:
-			c = cmpDigits(x, y)
-		case xn != yn:
-			c = cmpBool(xn, yn) // a numeric segment sorts after an alphanumeric one
-		default:
-			c = strings.Compare(x, y)
-		}
-		if c != 0 {
-			return c
-		}
-	}
-	return cmp.Compare(len(a), len(b))
+	return compareIdentifiers(a, b, false) // a numeric segment sorts after an alphanumeric one
 }
 
 // comparePEP440 orders PyPI versions. Valid PEP 440 versions follow PEP 440. A string that

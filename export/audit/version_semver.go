@@ -195,21 +195,5 @@ func (v semVersion) compare(w semVersion) int {
 	if len(v.pre) == 0 || len(w.pre) == 0 {
 		return cmpBool(len(v.pre) == 0, len(w.pre) == 0) // a pre-release sorts first
 	}
-	for i := 0; i < min(len(v.pre), len(w.pre)); i++ {
-		x, y := v.pre[i], w.pre[i]
-		xn, yn := isASCIIDigits(x), isASCIIDigits(y)
-		var c int
-		switch {
-		case xn && yn:
-			c = cmpDigits(x, y)
-		case xn != yn:
-			c = cmpBool(!xn, !yn) // numeric sorts before alphanumeric
-		default:
-			c = strings.Compare(x, y) // ASCII order
-		}
-		if c != 0 {
-			return c
-		}
-	}
-	return cmp.Compare(len(v.pre), len(w.pre))
+	return compareIdentifiers(v.pre, w.pre, true) // numeric sorts before alphanumeric
 }
