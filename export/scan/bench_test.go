@@ -105,3 +105,19 @@ func benchScan(b *testing.B, corpus []Text) {
 	b.ReportMetric(float64(found), "findings")
 	b.ReportMetric(float64(runtime.NumCPU()), "workers")
 }
+
+// BenchmarkScanDense scans 8 MB of hostile texts where nearly every line holds a finding:
+// Authorization headers and assignments, PEM markers, and one 2 MB line of markers and
+// keys. It shows the scan stays linear in the number of findings (each finding reads
+// only the hits and text near it).
+func BenchmarkScanDense(b *testing.B) {
+	rep := func(unit string, size int) string { return strings.Repeat(unit, size/len(unit)) }
+	benchScan(b, []Text{
+		{InstanceID: "envgap__bench__dense-1", Field: FieldProjectFiles, Path: "auth.txt",
+			Content: rep("authorization: bearer xyz123 token=abcdefghijklmnop123\n", 3<<20)},
+		{InstanceID: "envgap__bench__dense-2", Field: FieldProjectFiles, Path: "pem.txt",
+			Content: rep("-----BEGIN RSA PRIVATE KEY-----\nabc KEY-----\n", 3<<20)},
+		{InstanceID: "envgap__bench__dense-3", Field: FieldProjectFiles, Path: "line.txt",
+			Content: rep("-----BEGIN PRIVATE KEY----- KEY----- api_key=abcdefghijk123456 ", 2<<20)},
+	})
+}

@@ -73,6 +73,7 @@ func (d *directRule) hits(s string) (out []hit, ok bool) {
 		return nil, false
 	}
 	var nl []int
+	var lm lineMemo
 	ok = true
 	d.findAll(s, func(ms, me int) bool {
 		// detectRule: the match trimmed of newlines, its end moved to the trimmed length.
@@ -82,7 +83,7 @@ func (d *directRule) hits(s string) (out []hit, ok bool) {
 			nl = newlineIndex(s)
 		}
 		loc := gitleaksLocation(nl, s, ms, me)
-		f, keep, sure := d.finding(match, s[loc.startLineIndex:loc.endLineIndex], loc, nil)
+		f, keep, sure := d.finding(match, s[loc.startLineIndex:loc.endLineIndex], loc, nil, &lm)
 		if !sure {
 			ok = false
 			return false
@@ -116,7 +117,7 @@ func asciiMatchable(s string) bool {
 // line (the allowlists' "line" target): the secret group, entropy and allowlists. keep
 // is false when gitleaks would drop the finding; sure is false when that cannot be
 // decided here (see hits).
-func (d *directRule) finding(match, line string, loc gitLocation, tags []string) (f report.Finding, keep, sure bool) {
+func (d *directRule) finding(match, line string, loc gitLocation, tags []string, lm *lineMemo) (f report.Finding, keep, sure bool) {
 	secret := match
 	if g := d.submatch(match); len(g) >= 2 {
 		if d.secretGroup > 0 {
@@ -152,7 +153,7 @@ func (d *directRule) finding(match, line string, loc gitLocation, tags []string)
 		}
 	}
 	for _, a := range d.allowlists {
-		if d.allowedFinding(a, secret, match, line) {
+		if d.allowedFinding(a, secret, match, line, lm) {
 			return f, false, true
 		}
 	}
@@ -177,6 +178,7 @@ func (d *directRule) decodedFindings(raw, dec string, segs []*codec.EncodedSegme
 		return nil, true
 	}
 	nl := newlineIndex(raw)
+	var lm lineMemo
 	ok = true
 	d.findAll(dec, func(ms, me int) bool {
 		match := strings.Trim(dec[ms:me], "\n")
@@ -190,7 +192,7 @@ func (d *directRule) decodedFindings(raw, dec string, segs []*codec.EncodedSegme
 		if line == "" {
 			line = raw[loc.startLineIndex:loc.endLineIndex]
 		}
-		f, keep, sure := d.finding(match, line, loc, codec.Tags(over))
+		f, keep, sure := d.finding(match, line, loc, codec.Tags(over), &lm)
 		if !sure {
 			ok = false
 			return false
@@ -225,7 +227,7 @@ func exactEntropy(s string) bool {
 
 // allowedFinding is gitleaks' checkFindingAllowed for one allowlist, a finding without a
 // commit or path (path conditions were removed from the config) and its line.
-func (d *directRule) allowedFinding(a *config.Allowlist, secret, match, line string) bool {
+func (d *directRule) allowedFinding(a *config.Allowlist, secret, match, line string, lm *lineMemo) bool {
 	target := secret
 	switch a.RegexTarget {
 	case "match":
@@ -238,9 +240,9 @@ func (d *directRule) allowedFinding(a *config.Allowlist, secret, match, line str
 		if len(a.Commits) > 0 || len(a.Paths) > 0 || len(a.StopWords) > 0 && !stop {
 			return false
 		}
-		return len(a.Regexes) == 0 || d.regexAllowed(a, target)
+		return len(a.Regexes) == 0 || d.regexAllowedLine(a, target, a.RegexTarget == "line", lm)
 	}
-	return stop || d.regexAllowed(a, target)
+	return stop || d.regexAllowedLine(a, target, a.RegexTarget == "line", lm)
 }
 
 // maxAllowMemo bounds the remembered answers of an allowlist's regexes (targets of at
@@ -250,6 +252,29 @@ const maxAllowMemo = 1 << 14
 type allowKey struct {
 	a      *config.Allowlist
 	target string
+}
+
+// lineMemo remembers, within one evaluation of a text, the answers of allowlists whose
+// target is the line: matches on one line share it, and a line can be a whole chunk.
+type lineMemo struct {
+	line string
+	ans  map[*config.Allowlist]bool
+}
+
+// regexAllowedLine is regexAllowed, remembered in lm when target is the line.
+func (d *directRule) regexAllowedLine(a *config.Allowlist, target string, isLine bool, lm *lineMemo) bool {
+	if !isLine || lm == nil {
+		return d.regexAllowed(a, target)
+	}
+	if lm.ans == nil || lm.line != target {
+		lm.line, lm.ans = target, map[*config.Allowlist]bool{}
+	}
+	v, ok := lm.ans[a]
+	if !ok {
+		v = d.regexAllowed(a, target)
+		lm.ans[a] = v
+	}
+	return v
 }
 
 // regexAllowed is a.RegexAllowed(target), remembered: placeholders and variable

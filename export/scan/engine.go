@@ -358,21 +358,26 @@ func dedupe(hs []hit) []hit {
 		}
 		out = append(out, h)
 	}
+	// A lookalike hit is covered when another rule's hit starting at or before it ends at
+	// or after it: the largest end of the other rules' hits up to each start, in one pass.
 	final := make([]hit, 0, len(out))
-	for _, h := range out {
-		if h.rule == RuleGitHubLookalike && coveredByOther(h, out) {
-			continue
+	maxEnd := -1 // of the other rules' hits that start before the current group
+	for i := 0; i < len(out); {
+		j := i
+		groupEnd := maxEnd
+		for j < len(out) && out[j].start == out[i].start {
+			if out[j].rule != RuleGitHubLookalike {
+				groupEnd = max(groupEnd, out[j].end)
+			}
+			j++
 		}
-		final = append(final, h)
+		for _, h := range out[i:j] {
+			if h.rule == RuleGitHubLookalike && groupEnd >= h.end {
+				continue
+			}
+			final = append(final, h)
+		}
+		maxEnd, i = groupEnd, j
 	}
 	return final
-}
-
-func coveredByOther(h hit, all []hit) bool {
-	for _, o := range all {
-		if o.rule != h.rule && o.start <= h.start && h.end <= o.end {
-			return true
-		}
-	}
-	return false
 }

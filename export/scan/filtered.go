@@ -862,29 +862,71 @@ func (s *Scanner) runMemo(ctx context.Context, h int, path, chunk string, lines 
 }
 
 // filterGeneric drops a generic rule's hit when a specific rule's secret on the same line
-// contains its secret, as gitleaks does within one fragment.
+// contains its secret, as gitleaks does within one fragment (a line counted as gitleaks'
+// StartLine: from the byte after the match's start). The specific secrets of each line
+// are joined once, so a line full of hits costs one search per generic hit.
 func filterGeneric(chunk string, hs []hit) []hit {
 	if len(hs) < 2 {
 		return hs
 	}
-	line := func(h hit) int { return strings.Count(chunk[:min(len(chunk), h.matchStart+1)], "\n") }
+	generic := make([]bool, len(hs))
+	anyGeneric, anyOther := false, false
+	for i, h := range hs {
+		generic[i] = strings.Contains(strings.ToLower(h.rule), "generic")
+		anyGeneric, anyOther = anyGeneric || generic[i], anyOther || !generic[i]
+	}
+	if !anyGeneric || !anyOther {
+		return hs
+	}
+	// The line of each hit, counted once over the chunk in the order of positions.
+	order := make([]int, len(hs))
+	for i := range order {
+		order[i] = i
+	}
+	at := func(i int) int { return min(len(chunk), hs[i].matchStart+1) }
+	sort.Slice(order, func(a, b int) bool { return at(order[a]) < at(order[b]) })
+	line := make([]int, len(hs))
+	n, pos := 0, 0
+	for _, i := range order {
+		n += strings.Count(chunk[pos:at(i)], "\n")
+		pos = at(i)
+		line[i] = n
+	}
+	specific := map[int][]string{}
+	for i, h := range hs {
+		if !generic[i] {
+			specific[line[i]] = append(specific[line[i]], h.secret)
+		}
+	}
+	joined := map[int]string{}
+	for l, ss := range specific {
+		joined[l] = "\x00" + strings.Join(ss, "\x00") + "\x00"
+	}
 	out := hs[:0:0]
-	for _, h := range hs {
-		drop := false
-		if strings.Contains(strings.ToLower(h.rule), "generic") {
-			for _, o := range hs {
-				if o.rule != h.rule && !strings.Contains(strings.ToLower(o.rule), "generic") &&
-					strings.Contains(o.secret, h.secret) && line(o) == line(h) {
-					drop = true
-					break
+	for i, h := range hs {
+		if generic[i] {
+			if j, ok := joined[line[i]]; ok {
+				if strings.IndexByte(h.secret, 0) < 0 {
+					if strings.Contains(j, h.secret) {
+						continue
+					}
+				} else if containedIn(h.secret, specific[line[i]]) {
+					continue
 				}
 			}
 		}
-		if !drop {
-			out = append(out, h)
-		}
+		out = append(out, h)
 	}
 	return out
+}
+
+func containedIn(s string, in []string) bool {
+	for _, x := range in {
+		if strings.Contains(x, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // scanDecoded returns the hits of gitleaks' decoding pass on a chunk with decodable

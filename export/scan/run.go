@@ -459,6 +459,10 @@ func (s *Scanner) finish(t *textState) []Occurrence {
 	}
 	digest := schemas.Hash([]byte(t.Content))
 	out := make([]Occurrence, 0, len(hs))
+	maxLen := 0
+	for _, h := range hs {
+		maxLen = max(maxLen, h.end-h.start)
+	}
 	line, pos := 1, 0
 	for _, h := range hs {
 		line += strings.Count(t.Content[pos:h.start], "\n")
@@ -467,7 +471,7 @@ func (s *Scanner) finish(t *textState) []Occurrence {
 		out = append(out, Occurrence{
 			Finding: schemas.Finding{
 				InstanceID: t.InstanceID, Field: t.Field, Path: t.Path, Line: line, Rule: h.rule,
-				Match: redactedContext(t.Content, h, hs), Tier: tier,
+				Match: redactedContext(t.Content, h, hs, maxLen), Tier: tier,
 				Fingerprint: Fingerprint(t.InstanceID, t.Field, t.Path, h.rule, h.secret),
 			},
 			Set: t.Set, Text: digest, Start: int64(h.start), End: int64(h.end), Example: example,
@@ -489,17 +493,23 @@ func Fingerprint(instanceID, field, path, rule, secret string) string {
 }
 
 // redactedContext returns up to 40 bytes either side of the secret on its line, with
-// every hit in that window replaced by [REDACTED].
-func redactedContext(text string, h hit, all []hit) string {
-	ls := strings.LastIndexByte(text[:h.start], '\n') + 1
-	le := len(text)
-	if i := strings.IndexByte(text[h.end:], '\n'); i >= 0 {
-		le = h.end + i
+// every hit in that window replaced by [REDACTED]. all is sorted by start (dedupe) and
+// no hit of it is longer than maxLen: only the hits that can reach the window are read,
+// and only the 40 bytes around the secret are searched for line ends (a text of one
+// long line full of hits stays linear).
+func redactedContext(text string, h hit, all []hit, maxLen int) string {
+	ws, we := max(0, h.start-40), min(len(text), h.end+40)
+	if i := strings.LastIndexByte(text[ws:h.start], '\n'); i >= 0 {
+		ws += i + 1
 	}
-	ws, we := max(ls, h.start-40), min(le, h.end+40)
+	if i := strings.IndexByte(text[h.end:we], '\n'); i >= 0 {
+		we = h.end + i
+	}
+	lo := sort.Search(len(all), func(i int) bool { return all[i].start >= ws-maxLen })
+	hi := sort.Search(len(all), func(i int) bool { return all[i].start >= we })
 	var b strings.Builder
 	pos := ws
-	for _, o := range all {
+	for _, o := range all[lo:max(lo, hi)] {
 		if o.end <= ws || o.start >= we || o.start < pos && o.end <= pos {
 			continue
 		}

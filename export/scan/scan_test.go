@@ -3,6 +3,9 @@ package scan
 import (
 	"context"
 	"encoding/base64"
+	"math/rand"
+	"reflect"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -333,4 +336,108 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDedupeAndContextAreTheSimpleOnes compares dedupe and redactedContext, which read
+// only the hits near each one, with their quadratic definitions on random hits.
+func TestDedupeAndContextAreTheSimpleOnes(t *testing.T) {
+	r := rand.New(rand.NewSource(31))
+	rules := []string{RuleGitHubLookalike, "github-pat", "generic-api-key", RuleGitHubLookalike}
+	for range 300 {
+		var b strings.Builder
+		for range 1 + r.Intn(30) {
+			b.WriteString(strings.Repeat("x", r.Intn(60)))
+			if r.Intn(3) == 0 {
+				b.WriteByte('\n')
+			}
+		}
+		text := b.String()
+		if text == "" {
+			continue
+		}
+		var hs []hit
+		for range r.Intn(25) {
+			s := r.Intn(len(text))
+			e := min(len(text), s+1+r.Intn(50))
+			hs = append(hs, hit{rule: rules[r.Intn(len(rules))], secret: text[s:e], start: s, end: e})
+		}
+		want := simpleDedupe(append([]hit(nil), hs...))
+		got := dedupe(append([]hit(nil), hs...))
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("dedupe(%v) = %v, want %v", hs, got, want)
+		}
+		maxLen := 0
+		for _, h := range got {
+			maxLen = max(maxLen, h.end-h.start)
+		}
+		for _, h := range got {
+			if g, w := redactedContext(text, h, got, maxLen), simpleContext(text, h, got); g != w {
+				t.Fatalf("redactedContext(%q, %v) = %q, want %q", text, h, g, w)
+			}
+		}
+	}
+}
+
+// simpleDedupe is dedupe with a lookalike hit covered when any other rule's hit holds it.
+func simpleDedupe(hs []hit) []hit {
+	sort.Slice(hs, func(i, j int) bool {
+		if hs[i].start != hs[j].start {
+			return hs[i].start < hs[j].start
+		}
+		if hs[i].end != hs[j].end {
+			return hs[i].end < hs[j].end
+		}
+		return hs[i].rule < hs[j].rule
+	})
+	var out []hit
+	for i, h := range hs {
+		if i > 0 && h.start == hs[i-1].start && h.end == hs[i-1].end && h.rule == hs[i-1].rule {
+			continue
+		}
+		out = append(out, h)
+	}
+	final := []hit{}
+	for _, h := range out {
+		covered := false
+		for _, o := range out {
+			covered = covered || h.rule == RuleGitHubLookalike && o.rule != h.rule && o.start <= h.start && h.end <= o.end
+		}
+		if !covered {
+			final = append(final, h)
+		}
+	}
+	return final
+}
+
+// simpleContext is redactedContext reading the whole line and every hit.
+func simpleContext(text string, h hit, all []hit) string {
+	ls := strings.LastIndexByte(text[:h.start], '\n') + 1
+	le := len(text)
+	if i := strings.IndexByte(text[h.end:], '\n'); i >= 0 {
+		le = h.end + i
+	}
+	ws, we := max(ls, h.start-40), min(le, h.end+40)
+	var b strings.Builder
+	pos := ws
+	for _, o := range all {
+		if o.end <= ws || o.start >= we || o.start < pos && o.end <= pos {
+			continue
+		}
+		if o.start > pos {
+			b.WriteString(text[pos:o.start])
+		}
+		b.WriteString("[REDACTED]")
+		pos = max(pos, o.end)
+	}
+	if pos < we {
+		b.WriteString(text[pos:we])
+	}
+	out := strings.ToValidUTF8(b.String(), "\uFFFD")
+	out = strings.Map(func(r rune) rune {
+		if r == 0 || r == '\r' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, out)
+	return strings.TrimSpace(out)
 }
