@@ -33,51 +33,71 @@ func decodeCandidate(l string) bool {
 }
 
 // decodeCandidateU is decodeCandidate; with unicodePlus false the line holds no "U+".
+// Escapes are found with IndexByte. Runs of 16 or more bytes of the base64 class are
+// found with a stride of 16: such a run holds the last byte of each block of 16 it
+// covers, so a block whose last byte is outside the class is skipped whole, and
+// otherwise the run through that byte is measured both ways (it starts in the block:
+// the byte before the block is outside the class).
 func decodeCandidateU(l string, unicodePlus bool) bool {
 	n := len(l)
-	for i := 0; i < n; {
-		c := l[i]
-		if byteClass[c]&clsB64 == 0 {
-			switch c {
-			case '%':
-				if i+2 < n && isHex(l[i+1]) && isHex(l[i+2]) {
-					return true
-				}
-			case '\\':
-				// \u1234 or \\u1234 (case-insensitive).
-				if i+1 < n && (l[i+1] == 'u' || l[i+1] == 'U') && countClass(l, i+2, 4, clsHex) == 4 {
-					return true
-				}
-			}
-			i++
+	for i := 0; ; i++ {
+		j := strings.IndexByte(l[i:], '%')
+		if j < 0 {
+			break
+		}
+		i += j
+		if i+2 < n && isHex(l[i+1]) && isHex(l[i+2]) {
+			return true
+		}
+	}
+	for i := 0; ; i++ {
+		// \u1234 or \\u1234 (case-insensitive).
+		j := strings.IndexByte(l[i:], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+		if i+1 < n && (l[i+1] == 'u' || l[i+1] == 'U') && countClass(l, i+2, 4, clsHex) == 4 {
+			return true
+		}
+	}
+	for i := 0; unicodePlus; i++ {
+		// U+1234.
+		j := strings.Index(l[i:], "U+")
+		if j < 0 {
+			break
+		}
+		i += j
+		if countClass(l, i+2, 4, clsHex) == 4 {
+			return true
+		}
+	}
+	for i := 0; i+16 <= n; {
+		if !isB64Class(l[i+15]) {
+			i += 16
 			continue
 		}
-		r := countClass(l, i, n, clsB64)
-		// U+1234: every byte of it is in the class, so it is inside this run.
-		for k := i; unicodePlus && r >= 6; k++ {
-			j := strings.IndexByte(l[k:i+r], '+')
-			if j < 0 {
-				break
-			}
-			k += j
-			if k > i && l[k-1] == 'U' && countClass(l, k+1, 4, clsHex) == 4 {
-				return true
-			}
+		s, e := i+15, i+16
+		for s > i && isB64Class(l[s-1]) {
+			s--
 		}
-		if r >= 16 {
-			h := countClass(l, i, r, clsHex)
+		for e < n && isB64Class(l[e]) {
+			e++
+		}
+		if r := e - s; r >= 16 {
+			h := countClass(l, s, r, clsHex)
 			if h >= 32 {
-				if hexDecodes(l[i : i+h]) {
+				if hexDecodes(l[s : s+h]) {
 					return true
 				}
-				if r-h >= 16 && b64Decodes(l[i+h:i+r]+l[i+r:i+r+count(l, i+r, 2, isEq)]) {
+				if r-h >= 16 && b64Decodes(l[s+h:e]+l[e:e+count(l, e, 2, isEq)]) {
 					return true
 				}
-			} else if b64Decodes(l[i : i+r+count(l, i+r, 2, isEq)]) {
+			} else if b64Decodes(l[s : e+count(l, e, 2, isEq)]) {
 				return true
 			}
 		}
-		i += r
+		i = e + 1
 	}
 	return false
 }

@@ -370,6 +370,9 @@ func TestDecodeCandidateIsNecessary(t *testing.T) {
 		if ref := decodeCandidateRef(l); ref != cand {
 			t.Errorf("decodeCandidate(%q) = %v, the four-pass version says %v", l, cand, ref)
 		}
+		if !strings.Contains(l, "U+") && decodeCandidateU(l, false) != cand {
+			t.Errorf("decodeCandidateU(%q, false) = %v, decodeCandidate says %v", l, !cand, cand)
+		}
 		if cand {
 			passed++
 		}
