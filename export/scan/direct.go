@@ -68,34 +68,65 @@ func lowerAll(ss []string) []string {
 // fragment s, as hits with offsets into s. ok is false when one of them cannot be
 // decided here: a secret whose entropy is the rule's threshold up to rounding
 // (gitleaks sums over a map, in random order), or s is not asciiMatchable.
-func (d *directRule) hits(s string) (out []hit, ok bool) {
-	if !asciiMatchable(s) {
+// matchable says that s is known to be asciiMatchable.
+func (d *directRule) hits(s string, matchable bool) (out []hit, ok bool) {
+	if !matchable && !asciiMatchable(s) {
 		return nil, false
 	}
-	var nl []int
 	var lm lineMemo
 	ok = true
 	d.findAll(s, func(ms, me int) bool {
 		// detectRule: the match trimmed of newlines, its end moved to the trimmed length.
 		match := strings.Trim(s[ms:me], "\n")
 		me = ms + len(match)
-		if nl == nil {
-			nl = newlineIndex(s)
-		}
-		loc := gitleaksLocation(nl, s, ms, me)
-		f, keep, sure := d.finding(match, s[loc.startLineIndex:loc.endLineIndex], loc, nil, &lm)
+		sp := gitleaksSpan(s, ms, me)
+		f, keep, sure := d.finding(match, s[sp.lineStart:sp.lineEnd], gitLocation{}, nil, &lm)
 		if !sure {
 			ok = false
 			return false
 		}
 		if keep {
-			if h, found := locate(s, nl, f); found {
+			if h, found := locateAt(s, d.id, f.Secret, false, ms, sp.end); found {
 				out = append(out, h)
 			}
 		}
 		return true
 	})
 	return out, ok
+}
+
+// span is what gitleaks' location and locate make of a match: the end locate gives back
+// and the line detectRule reads for the allowlists.
+type span struct{ end, lineStart, lineEnd int }
+
+// gitleaksSpan is gitleaksLocation followed by locate for the match [start, end) of s,
+// read from the newlines around the match instead of an index of all of them. Its
+// quirks are gitleaks': a match that runs from a line with a newline after it past
+// the last newline of s is located as ending where it starts, and a match on a last
+// line without a newline reads as its line everything from the start of s.
+func gitleaksSpan(s string, start, end int) span {
+	prev := strings.LastIndexByte(s[:start+1], '\n')
+	next := strings.IndexByte(s[start+1:], '\n')
+	var sp span
+	switch {
+	case next >= 0: // the start line ends with a newline
+		sp.lineStart, sp.lineEnd = max(prev, 0), start+1+next
+		if j := strings.IndexByte(s[end:], '\n'); j >= 0 {
+			sp.end, sp.lineEnd = end, end+j
+		} else {
+			sp.end = start // gitleaks leaves the end column at zero
+		}
+	case strings.IndexByte(s, '\n') < 0: // no newline at all: one line, the whole of s
+		sp.end, sp.lineStart, sp.lineEnd = end, 0, len(s)
+	default: // the last line, without a newline
+		i := 0
+		for end+i < len(s) && s[end+i] != '\n' && s[end+i] != '\r' {
+			i++
+		}
+		sp.end, sp.lineStart, sp.lineEnd = end, 0, end+i
+	}
+	sp.lineEnd = max(sp.lineEnd, end)
+	return sp
 }
 
 // asciiMatchable reports whether the matchers here match s as RE2 does: s is valid

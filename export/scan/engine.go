@@ -259,29 +259,32 @@ func locate(chunk string, nl []int, f report.Finding) (hit, bool) {
 		}
 		return nl[len(nl)-1]
 	}
-	ms := prev(f.StartLine) + f.StartColumn - 1
-	me := prev(f.EndLine) + f.EndColumn
-	ms = clamp(ms, 0, len(chunk))
-	me = clamp(me, ms, len(chunk))
-	h := hit{rule: f.RuleID, secret: f.Secret, matchStart: ms, matchEnd: me}
 	decoded := false
 	for _, t := range f.Tags {
 		if strings.HasPrefix(t, "decoded:") {
 			decoded = true
 		}
 	}
-	if f.Secret == "" {
+	return locateAt(chunk, f.RuleID, f.Secret, decoded, prev(f.StartLine)+f.StartColumn-1, prev(f.EndLine)+f.EndColumn)
+}
+
+// locateAt finds the secret of a finding whose match gitleaks located at [ms, me).
+func locateAt(chunk, rule, secret string, decoded bool, ms, me int) (hit, bool) {
+	ms = clamp(ms, 0, len(chunk))
+	me = clamp(me, ms, len(chunk))
+	h := hit{rule: rule, secret: secret, matchStart: ms, matchEnd: me}
+	if secret == "" {
 		return h, false
 	}
 	if !decoded {
 		// Search a little around the reported match for the secret itself.
 		ws, we := clamp(ms-2, 0, len(chunk)), clamp(me+2, 0, len(chunk))
-		if i := strings.Index(chunk[ws:we], f.Secret); i >= 0 {
-			h.start, h.end = ws+i, ws+i+len(f.Secret)
+		if i := strings.Index(chunk[ws:we], secret); i >= 0 {
+			h.start, h.end = ws+i, ws+i+len(secret)
 			return h, true
 		}
-		if i := strings.Index(chunk[ws:], f.Secret); i >= 0 && i < 4096 {
-			h.start, h.end = ws+i, ws+i+len(f.Secret)
+		if i := strings.Index(chunk[ws:], secret); i >= 0 && i < 4096 {
+			h.start, h.end = ws+i, ws+i+len(secret)
 			return h, true
 		}
 	}

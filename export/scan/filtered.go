@@ -753,6 +753,8 @@ func (s *Scanner) runDirect(d *directRule, chunk string, lines chunkLines, rs []
 	last := len(lines.starts) - 1
 	var out []hit
 	var rest []lineRange
+	// The separator is ASCII: every window of a matchable chunk is matchable.
+	matchable := len(rs) > 0 && asciiMatchable(chunk)
 	for _, r := range rs {
 		st, en := lines.starts[r.a], lines.end(r.b)
 		pre, post := "", ""
@@ -763,7 +765,7 @@ func (s *Scanner) runDirect(d *directRule, chunk string, lines chunkLines, rs []
 			post = sep
 		}
 		lo, hi := len(pre), len(pre)+en-st
-		hs, ok := d.hits(pre + chunk[st:en] + post)
+		hs, ok := d.hits(pre+chunk[st:en]+post, matchable)
 		if !ok {
 			rest = append(rest, r)
 			continue
