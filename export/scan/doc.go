@@ -114,11 +114,10 @@
 // encoded and with folding runes) and on both benchmark corpora, and
 // TestWindowedRulesSameFindings on texts made for the rules with their own windows.
 //
-// Measured with -tags gore2regex on 2 shared cores (make bench): 50-59 MB/s (26-30 MB
+// Measured with -tags gore2regex on 2 shared cores (make bench): 59-62 MB/s (about 31 MB
 // per CPU-second) on BenchmarkScanThroughput's 100 MB of varied code, logs, manifests
-// and prose while the machine ran at the speed it had when the work began, 40-46 MB/s
-// later in the same session when it ran slower (the previous version, measured back to
-// back with this one then, gave 18-25 MB/s: 2.1x); about 115-120 MB/s on
+// and prose, 2.3x the previous version measured back to back (26 MB/s); the shared
+// machine has slower periods, in which both read about 25% lower. About 150 MB/s on
 // BenchmarkScanRepetitive; BenchmarkScanDense shows dense hostile texts stay linear.
 // About 40% of the rest is the prefilter's own reading (keywords, then
 // decodeCandidate), then the rules evaluated in Go, the cold windows, the decoding
