@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -84,7 +85,19 @@ func fetch(ctx context.Context, r *git.Repository, gitURL, commit string) error 
 	}
 	rem := git.NewRemote(r.Storer, &config.RemoteConfig{Name: "envgap-fetch", URLs: []string{gitURL}})
 	spec := config.RefSpec(commit + ":" + tempRef(commit).String())
-	err := rem.FetchContext(ctx, &git.FetchOptions{RefSpecs: []config.RefSpec{spec}, Depth: 1, Tags: git.NoTags})
+	var err error
+	// A transport that breaks off (a pipe or connection closed under the client) is
+	// tried again, twice, after a pause: it says nothing about the commit.
+	for attempt, pause := 0, 200*time.Millisecond; ; attempt, pause = attempt+1, pause*4 {
+		err = rem.FetchContext(ctx, &git.FetchOptions{RefSpecs: []config.RefSpec{spec}, Depth: 1, Tags: git.NoTags})
+		if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) || attempt == 2 || !transient(err) || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(pause):
+		}
+	}
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -98,6 +111,17 @@ func fetch(ctx context.Context, r *git.Repository, gitURL, commit string) error 
 		return fmt.Errorf("fetching from %s: %w", gitURL, ErrCommitNotFound)
 	}
 	return nil
+}
+
+// transient reports whether a fetch error is the transport breaking off.
+func transient(err error) bool {
+	s := strings.ToLower(err.Error())
+	for _, m := range []string{"broken pipe", "connection reset", "unexpected eof", "use of closed", "early eof"} {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
 }
 
 func isNotFound(err error) bool {
