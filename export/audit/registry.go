@@ -43,8 +43,8 @@ type Existence struct {
 	// releases are the registry's versions, today's and removed ones it still lists
 	// (nil: the registry does not say, as for Maven).
 	releases map[string]release
-	// sameVersion reports whether two of the registry's version strings name one version.
-	sameVersion func(a, b string) bool
+	// osvEcosystem names the version scheme (sameVersion).
+	osvEcosystem string
 }
 
 // release is what a registry says about one version.
@@ -66,7 +66,7 @@ func (e Existence) VersionState(v string) (listed, removed bool, why string) {
 		return true, r.removed, r.why
 	}
 	for k, r := range e.releases {
-		if e.sameVersion != nil && e.sameVersion(k, v) {
+		if sameVersion(e.osvEcosystem, k, v) {
 			return true, r.removed, r.why
 		}
 	}
@@ -135,7 +135,7 @@ func (p *PyPI) Lookup(ctx context.Context, name string, date time.Time) (Existen
 		return Existence{AtDate: Unknown}, err
 	}
 	e := Existence{Now: true, AtDate: No, Versions: len(body.Releases), releases: map[string]release{},
-		sameVersion: func(a, b string) bool { return sameVersion("PyPI", a, b) }}
+		osvEcosystem: "PyPI"}
 	for v, files := range body.Releases {
 		yanked, reason := len(files) > 0, ""
 		for _, f := range files {
@@ -187,7 +187,7 @@ func (n *NPM) Lookup(ctx context.Context, name string, date time.Time) (Existenc
 		return Existence{AtDate: Unknown}, nil
 	}
 	e := Existence{Now: true, AtDate: No, Versions: len(body.Versions), releases: map[string]release{},
-		sameVersion: func(a, b string) bool { return sameVersion("npm", a, b) }}
+		osvEcosystem: "npm"}
 	for v := range body.Versions {
 		e.releases[v] = release{}
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect/codec"
-	"github.com/zricethezav/gitleaks/v8/report"
 )
 
 // Direct rules (see the package doc, "Speed"): the hot rules whose windows hold many
@@ -28,7 +27,6 @@ type directRule struct {
 	entropy     float64
 	allowlists  []*config.Allowlist // the global ones, then the rule's
 	keywords    []string            // lower case
-	tags        []string
 
 	memoMu sync.Mutex
 	memo   map[allowKey]bool
@@ -52,7 +50,6 @@ func newDirectGeneric(r config.Rule, global []*config.Allowlist) *directRule {
 		entropy:     r.Entropy,
 		allowlists:  append(append([]*config.Allowlist{}, global...), r.Allowlists...),
 		keywords:    lowerAll(r.Keywords),
-		tags:        r.Tags,
 	}
 }
 
@@ -80,13 +77,13 @@ func (d *directRule) hits(s string, matchable bool) (out []hit, ok bool) {
 		match := strings.Trim(s[ms:me], "\n")
 		me = ms + len(match)
 		sp := gitleaksSpan(s, ms, me)
-		f, keep, sure := d.finding(match, s[sp.lineStart:sp.lineEnd], gitLocation{}, nil, &lm)
+		secret, keep, sure := d.finding(match, s[sp.lineStart:sp.lineEnd], &lm)
 		if !sure {
 			ok = false
 			return false
 		}
 		if keep {
-			if h, found := locateAt(s, d.id, f.Secret, false, ms, sp.end); found {
+			if h, found := locateAt(s, d.id, secret, false, ms, sp.end); found {
 				out = append(out, h)
 			}
 		}
@@ -145,15 +142,15 @@ func asciiMatchable(s string) bool {
 }
 
 // finding applies detectRule's checks to a match (trimmed of newlines) whose line is
-// line (the allowlists' "line" target): the secret group, entropy and allowlists. keep
-// is false when gitleaks would drop the finding; sure is false when that cannot be
-// decided here (see hits).
-func (d *directRule) finding(match, line string, loc gitLocation, tags []string, lm *lineMemo) (f report.Finding, keep, sure bool) {
-	secret := match
+// line (the allowlists' "line" target): the secret group, entropy and allowlists, and
+// returns the secret. keep is false when gitleaks would drop the finding; sure is false
+// when that cannot be decided here (see hits).
+func (d *directRule) finding(match, line string, lm *lineMemo) (secret string, keep, sure bool) {
+	secret = match
 	if g := d.submatch(match); len(g) >= 2 {
 		if d.secretGroup > 0 {
 			if len(g) <= d.secretGroup {
-				return f, false, true
+				return "", false, true
 			}
 			secret = g[d.secretGroup]
 		} else {
@@ -168,10 +165,10 @@ func (d *directRule) finding(match, line string, loc gitLocation, tags []string,
 	if d.entropy != 0 {
 		e := shannon(secret)
 		if math.Abs(e-d.entropy) <= entropyMargin && !exactEntropy(secret) {
-			return f, false, false
+			return "", false, false
 		}
 		if e <= d.entropy {
-			return f, false, true
+			return "", false, true
 		}
 	}
 	// Any allowlist that allows the finding drops it. Stop words are cheap and regexes
@@ -179,26 +176,24 @@ func (d *directRule) finding(match, line string, loc gitLocation, tags []string,
 	for _, a := range d.allowlists {
 		if a.MatchCondition != config.AllowlistMatchAnd {
 			if stop, _ := a.ContainsStopWord(secret); stop {
-				return f, false, true
+				return "", false, true
 			}
 		}
 	}
 	for _, a := range d.allowlists {
 		if d.allowedFinding(a, secret, match, line, lm) {
-			return f, false, true
+			return "", false, true
 		}
 	}
-	f = report.Finding{RuleID: d.id, Secret: secret, Match: match, StartLine: loc.startLine, EndLine: loc.endLine,
-		StartColumn: loc.startColumn, EndColumn: loc.endColumn, Tags: append(append([]string{}, d.tags...), tags...)}
-	return f, true, true
+	return secret, true, true
 }
 
-// decodedFindings returns the findings of gitleaks' decoding pass (depth 1) for the rule
-// on the plain fragment raw, whose decoded text is dec with the segments segs: the
-// matches in dec that overlap a decoded segment, located in raw. ok is false when they
-// cannot be decided here (see hits; also a decoded text holding a rune that case-folds
-// to an ASCII letter, which the matchers treat as ASCII).
-func (d *directRule) decodedFindings(raw, dec string, segs []*codec.EncodedSegment) (out []report.Finding, ok bool) {
+// decodedHits returns the hits of gitleaks' decoding pass (depth 1) for the rule on the
+// plain fragment raw, whose decoded text is dec with the segments segs: the matches in
+// dec that overlap a decoded segment, located in raw as gitleaks locates them. ok is
+// false when they cannot be decided here (see hits; also a decoded text holding a rune
+// that case-folds to an ASCII letter, which the matchers treat as ASCII).
+func (d *directRule) decodedHits(raw, dec string, segs []*codec.EncodedSegment) (out []hit, ok bool) {
 	if !asciiMatchable(dec) {
 		return nil, false
 	}
@@ -208,7 +203,6 @@ func (d *directRule) decodedFindings(raw, dec string, segs []*codec.EncodedSegme
 	if !containsAny(low, d.keywords) {
 		return nil, true
 	}
-	nl := newlineIndex(raw)
 	var lm lineMemo
 	ok = true
 	d.findAll(dec, func(ms, me int) bool {
@@ -217,19 +211,23 @@ func (d *directRule) decodedFindings(raw, dec string, segs []*codec.EncodedSegme
 		if len(over) == 0 {
 			return true
 		}
+		// The match's place in raw; gitleaks reads the line there only when the
+		// decoded one is empty.
 		mi := codec.AdjustMatchIndex(over, []int{ms, me})
-		loc := gitleaksLocation(nl, raw, mi[0], mi[1])
+		sp := gitleaksSpan(raw, mi[0], mi[1])
 		line := codec.CurrentLine(over, dec)
 		if line == "" {
-			line = raw[loc.startLineIndex:loc.endLineIndex]
+			line = raw[sp.lineStart:sp.lineEnd]
 		}
-		f, keep, sure := d.finding(match, line, loc, codec.Tags(over), &lm)
+		secret, keep, sure := d.finding(match, line, &lm)
 		if !sure {
 			ok = false
 			return false
 		}
 		if keep {
-			out = append(out, f)
+			if h, found := locateAt(raw, d.id, secret, true, mi[0], sp.end); found {
+				out = append(out, h)
+			}
 		}
 		return true
 	})
@@ -271,9 +269,9 @@ func (d *directRule) allowedFinding(a *config.Allowlist, secret, match, line str
 		if len(a.Commits) > 0 || len(a.Paths) > 0 || len(a.StopWords) > 0 && !stop {
 			return false
 		}
-		return len(a.Regexes) == 0 || d.regexAllowedLine(a, target, a.RegexTarget == "line", lm)
+		return len(a.Regexes) == 0 || d.regexAllowed(a, target, lm)
 	}
-	return stop || d.regexAllowedLine(a, target, a.RegexTarget == "line", lm)
+	return stop || d.regexAllowed(a, target, lm)
 }
 
 // maxAllowMemo bounds the remembered answers of an allowlist's regexes (targets of at
@@ -292,28 +290,25 @@ type lineMemo struct {
 	ans  map[*config.Allowlist]bool
 }
 
-// regexAllowedLine is regexAllowed, remembered in lm when target is the line.
-func (d *directRule) regexAllowedLine(a *config.Allowlist, target string, isLine bool, lm *lineMemo) bool {
-	if !isLine || lm == nil {
-		return d.regexAllowed(a, target)
-	}
-	if lm.ans == nil || lm.line != target {
-		lm.line, lm.ans = target, map[*config.Allowlist]bool{}
-	}
-	v, ok := lm.ans[a]
-	if !ok {
-		v = d.regexAllowed(a, target)
-		lm.ans[a] = v
-	}
-	return v
-}
 
 // regexAllowed is a.RegexAllowed(target), remembered: placeholders and variable
 // references (${TOKEN}, {self.api_key}, <your-token>) recur, and each answer is a
-// call into gitleaks' regex engine.
-func (d *directRule) regexAllowed(a *config.Allowlist, target string) bool {
+// call into gitleaks' regex engine. A "line" target is remembered in lm, for the text
+// being evaluated.
+func (d *directRule) regexAllowed(a *config.Allowlist, target string, lm *lineMemo) bool {
 	if len(a.Regexes) == 0 {
 		return false
+	}
+	if a.RegexTarget == "line" {
+		if lm.ans == nil || lm.line != target {
+			lm.line, lm.ans = target, map[*config.Allowlist]bool{}
+		}
+		v, ok := lm.ans[a]
+		if !ok {
+			v = a.RegexAllowed(target)
+			lm.ans[a] = v
+		}
+		return v
 	}
 	k := allowKey{a, target}
 	d.memoMu.Lock()
@@ -334,57 +329,6 @@ func (d *directRule) regexAllowed(a *config.Allowlist, target string) bool {
 	return v
 }
 
-// gitLocation is gitleaks' Location (detect/location.go).
-type gitLocation struct {
-	startLine, endLine           int
-	startColumn, endColumn       int
-	startLineIndex, endLineIndex int
-}
-
-// gitleaksLocation is gitleaks' location(): line and column numbers of the match
-// [start, end) of raw, whose newlines are at nl, as detectRule computes them
-// (including its quirks: a line's index range starts at the newline before it).
-func gitleaksLocation(nl []int, raw string, start, end int) gitLocation {
-	var loc gitLocation
-	prev, lineSet, last := 0, false, 0
-	at := func(i int) int { return nl[i] }
-	n := len(nl)
-	if n == 0 {
-		n = 1
-		at = func(int) int { return len(raw) }
-	}
-	for i := 0; i < n; i++ {
-		last = i
-		nb := at(i)
-		if prev <= start && start < nb {
-			lineSet = true
-			loc.startLine, loc.endLine = i, i
-			loc.startColumn = start - prev + 1
-			loc.startLineIndex, loc.endLineIndex = prev, nb
-		}
-		if prev < end && end <= nb {
-			loc.endLine = i
-			loc.endColumn = end - prev
-			loc.endLineIndex = nb
-		}
-		prev = nb
-	}
-	if !lineSet {
-		loc.startColumn = start - prev + 1
-		loc.endColumn = end - prev
-		loc.startLine, loc.endLine = last+1, last+1
-		i := 0
-		for end+i < len(raw) && raw[end+i] != '\n' && raw[end+i] != '\r' {
-			i++
-		}
-		loc.endLineIndex = end + i
-	}
-	if end > loc.endLineIndex {
-		loc.endLineIndex = end
-	}
-	return loc
-}
-
 // newDirectAuth evaluates the Authorization rule with a hand-written matcher (authAll).
 func newDirectAuth(r config.Rule, global []*config.Allowlist) *directRule {
 	return &directRule{
@@ -402,7 +346,6 @@ func newDirectAuth(r config.Rule, global []*config.Allowlist) *directRule {
 		entropy:     r.Entropy,
 		allowlists:  append(append([]*config.Allowlist{}, global...), r.Allowlists...),
 		keywords:    lowerAll(r.Keywords),
-		tags:        r.Tags,
 	}
 }
 

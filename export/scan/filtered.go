@@ -12,7 +12,6 @@ import (
 	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
 	"github.com/zricethezav/gitleaks/v8/detect/codec"
-	"github.com/zricethezav/gitleaks/v8/report"
 )
 
 // sepNewlines is the number of newlines on each side of the NUL byte that separates two
@@ -157,8 +156,8 @@ func buildGroups(cfg config.Config, decodeDepth int) (*groups, error) {
 		case line >= 0:
 			add(&coldCfg, r)
 			add(&winCfg, r)
-			li := len(pf.lines)
-			pf.lines = append(pf.lines, lineRules[line])
+			li := len(pf.lineRules)
+			pf.lineRules = append(pf.lineRules, lineRules[line])
 			for _, k := range kws {
 				kw := addKw(k)
 				kw.lines = append(kw.lines, li)
@@ -392,7 +391,7 @@ func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
 		}
 	}
 	// lineFirst is, per line rule, the first line with one of its keywords.
-	lineFirst := make([]int, len(pf.lines))
+	lineFirst := make([]int, len(pf.lineRules))
 	for i := range lineFirst {
 		lineFirst[i] = -1
 	}
@@ -468,7 +467,7 @@ func (pf *prefilter) plan(path, text string, lines chunkLines) plan {
 		}
 		add := func(l int) { extra = append(extra, lineRange{max(0, l-1), min(last, l+1)}) }
 		add(lf)
-		pf.lines[li].lines(text, lines, add)
+		pf.lineRules[li].lines(text, lines, add)
 	}
 	if len(extra) > 0 {
 		p.cold = mergeRanges(append(p.cold, extra...))
@@ -958,8 +957,19 @@ func (s *Scanner) scanDecoded(ctx context.Context, path, chunk string, lines chu
 	if lines.end(rs[len(rs)-1].b) < len(chunk) {
 		frag += s.groups.pf.sep
 	}
+	// toChunk maps a hit of the fragment back to the chunk.
+	toChunk := func(h hit) {
+		i := sort.Search(len(ps), func(i int) bool { return ps[i].frag > h.start }) - 1
+		if i < 0 {
+			return
+		}
+		d := ps[i].chunk - ps[i].frag
+		h.start, h.end = clamp(h.start+d, 0, len(chunk)), clamp(h.end+d, 0, len(chunk))
+		h.matchStart, h.matchEnd = clamp(h.matchStart+d, 0, len(chunk)), clamp(h.matchEnd+d, 0, len(chunk))
+		out = append(out, h)
+	}
 	det := s.groups.decWin
-	var direct []report.Finding
+	var direct []hit
 	if s.groups.decWinRest != nil {
 		// The rules evaluated in Go take their decoding pass here (direct.go); the others
 		// go to gitleaks. When one of theirs cannot be decided here, gitleaks runs all.
@@ -969,35 +979,28 @@ func (s *Scanner) scanDecoded(ctx context.Context, path, chunk string, lines chu
 			if d == nil {
 				continue
 			}
-			fs, ok := d.decodedFindings(frag, dec, segs)
+			hs, ok := d.decodedHits(frag, dec, segs)
 			if !ok {
 				det, direct = s.groups.decWin, nil
 				break
 			}
-			direct = append(direct, fs...)
+			direct = append(direct, hs...)
 		}
 	}
-	fs := append(det.DetectContext(ctx, detect.Fragment{Raw: frag, FilePath: path}), direct...)
 	var nl []int
-	for _, f := range fs {
+	for _, f := range det.DetectContext(ctx, detect.Fragment{Raw: frag, FilePath: path}) {
 		if !decodedTag(f.Tags) {
 			continue
 		}
 		if nl == nil {
 			nl = newlineIndex(frag)
 		}
-		h, ok := locate(frag, nl, f)
-		if !ok {
-			continue
+		if h, ok := locate(frag, nl, f); ok {
+			toChunk(h)
 		}
-		i := sort.Search(len(ps), func(i int) bool { return ps[i].frag > h.start }) - 1
-		if i < 0 {
-			continue
-		}
-		d := ps[i].chunk - ps[i].frag
-		h.start, h.end = clamp(h.start+d, 0, len(chunk)), clamp(h.end+d, 0, len(chunk))
-		h.matchStart, h.matchEnd = clamp(h.matchStart+d, 0, len(chunk)), clamp(h.matchEnd+d, 0, len(chunk))
-		out = append(out, h)
+	}
+	for _, h := range direct {
+		toChunk(h)
 	}
 	return out
 }

@@ -401,7 +401,7 @@ type kwInfo struct {
 	coldAny bool
 	hot     [numHot]bool
 	whole   []int // indices into prefilter.whole
-	lines   []int // indices into prefilter.lines
+	lines   []int // indices into prefilter.lineRules
 	pem     bool  // the private-key rule's keyword
 }
 
@@ -426,13 +426,13 @@ type prefilter struct {
 	pairSet [1 << 10]uint64
 	// third has, per list, a bit for each byte that can follow the pair in one of its
 	// keywords (every byte when a keyword is the pair alone).
-	third [][4]uint64
-	lists [][]int // keyword indices
-	kws   []kwInfo
-	hotOn [numHot]bool
-	whole []wholeRule
-	lines []lineRule
-	sep   string
+	third     [][4]uint64
+	lists     [][]int // keyword indices
+	kws       []kwInfo
+	hotOn     [numHot]bool
+	whole     []wholeRule
+	lineRules []lineRule
+	sep       string
 }
 
 // foldBytes are UTF-8 encodings of the runes that lower-case or case-fold to ASCII
