@@ -290,7 +290,6 @@ type lineMemo struct {
 	ans  map[*config.Allowlist]bool
 }
 
-
 // regexAllowed is a.RegexAllowed(target), remembered: placeholders and variable
 // references (${TOKEN}, {self.api_key}, <your-token>) recur, and each answer is a
 // call into gitleaks' regex engine. A "line" target is remembered in lm, for the text
