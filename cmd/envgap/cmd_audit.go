@@ -123,13 +123,21 @@ func runAudit(ctx context.Context, f *factory, o *auditOptions) error {
 			fmt.Fprintf(f.Err, "audit of %s failed: %s\n", x.InstanceID, x.Error)
 		}
 		if len(res.Kept) > 0 {
-			fmt.Fprintf(f.Err, "kept %d audits of unchanged inputs younger than %s (--refresh audits them again)\n", len(res.Kept), o.MaxAge)
+			fmt.Fprintf(f.Err, "kept %d audits of unchanged inputs younger than %s (--refresh audits them again)\n", len(res.Kept), ageText(o.MaxAge))
 		}
 	}
 	if len(res.Failed) > 0 {
-		return partialError{fmt.Errorf("%d of %d audits failed (registry or advisory errors above); their previous audits stay; run envgap audit again", len(res.Failed), len(res.Failed)+len(res.Audited))}
+		return partialError{fmt.Errorf("%d of %d audits failed (registry or advisory errors above); their previous audits stay; run envgap audit again", len(res.Failed), len(res.Failed)+len(res.Audited)+len(res.Kept))}
 	}
 	return nil
+}
+
+// ageText writes a whole number of days as days, anything else as a duration.
+func ageText(d time.Duration) string {
+	if day := 24 * time.Hour; d >= day && d%day == 0 {
+		return fmt.Sprintf("%d days", d/day)
+	}
+	return d.String()
 }
 
 func auditOrDash(s string) string {

@@ -110,8 +110,11 @@ func runExport(f *factory, opts *exportOptions) error {
 		fmt.Fprintf(f.Out, "  %-12s %10d bytes  %s\n", "", fi.Bytes, fi.Path)
 	}
 	fmt.Fprintf(f.Out, "corpus id %s\n", rep.CorpusID)
-	if rep.Redacted > 0 {
+	switch {
+	case rep.Redacted > 0 && rep.CorpusID != rep.StoreCorpusID:
 		fmt.Fprintf(f.Out, "%d reviewed secret(s) were redacted in the published text, so its corpus id differs from the store's (%s)\n", rep.Redacted, rep.StoreCorpusID)
+	case rep.Redacted > 0:
+		fmt.Fprintf(f.Out, "%d reviewed secret(s) were redacted in the published text, none in a task row: the corpus id is the store's\n", rep.Redacted)
 	}
 	if rep.Release != "" {
 		fmt.Fprintf(f.Out, "recorded as %s\n", rep.Release)
