@@ -261,7 +261,10 @@ func renderCard(d *cardData) ([]byte, error) {
 	p(creds)
 
 	w("## Evaluation\n\n")
-	w("The corpus id of this exact task set is `%s`: the first 12 hex digits of the SHA-256 of the task rows' canonical JSON, sorted. `envgap corpus-id DIR` on a copy of this folder prints it, and `envgap hub check --release DIR --against DIR` compares two releases task by task.\n\n", d.CorpusID)
+	w("The evaluation code for this exact task set is in `%s` in this repository: envgap's own source at the version that exported this release. envgap is a Go program: unzip it and build it with Go (the version go.mod names), then build the evaluation images (Linux, a Docker Engine API endpoint, linux/amd64, with ptrace allowed):\n\n", HarnessPath)
+	w("```\nunzip %s && cd %s\ngo build ./cmd/envgap\n./envgap build-images\n```\n\n", HarnessPath, strings.TrimSuffix(HarnessRoot, "/"))
+	w("The harness scores against its own copy of the tasks (`%s` inside the zip). `envgap hf check --release %s` confirms that copy has this release's corpus id, `%s`.\n\n", HarnessTasks, HarnessPath, d.CorpusID)
+	w("The corpus id is the first 12 hex digits of the SHA-256 of the task rows' canonical JSON, sorted, each line followed by a newline (that text is exactly `%s`, so `sha256sum` of it starts with the id). `envgap corpus-id DIR` on a copy of this folder prints it, and `envgap hub check --release DIR --against DIR` compares two releases task by task.\n\n", HarnessTasks)
 	p("Predictions are JSON Lines, one line per task: {\"instance_id\", \"files\": {path: new content or null}, \"trajectory\": [...], \"cost_usd\"}. Include every task of the split, excluded ones too; the report drops them.")
 	p("Later history. The harness gives the agent a checkout that stops at base_commit, so the fix cannot be read from git. A plain git clone of repo does include the fix. If you build your own agent setup, fetch only the base commit (Lite rows are not on GitHub: write project_files into an empty repository instead):")
 	w("```\ngit init work && git -C work fetch --depth=1 https://github.com/<repo>.git <base_commit> && git -C work checkout --detach FETCH_HEAD\n```\n\n")
@@ -273,7 +276,7 @@ func renderCard(d *cardData) ([]byte, error) {
 	w("```\n\n")
 
 	w("## Licensing Information\n\n")
-	p("The EnvGap metadata (commands, patterns, labels and the other columns) is released under MIT. The issue text, patch and gold_files come from the listed projects and stay under each project's own license, given per row in repo_license. The Lite projects were written by coding agents in a research study that distributes them for research replication without a license of their own, so their repo_license is null.")
+	p("The EnvGap metadata (commands, patterns, labels and the other columns) is released under MIT. The issue text, patch and gold_files come from the listed projects and stay under each project's own license, given per row in repo_license. The Lite projects were written by coding agents in a research study that distributes them for research replication without a license of their own, so their repo_license is null; the task text the agents were given comes from that study's prompts (CC BY 4.0). See " + LicensePath + ", which lists every repository with its license.")
 	w("## Contact\n\n")
 	b.WriteString("Questions, bug reports and broken tasks: please open a thread on the discussion page.\n")
 	return b.Bytes(), nil

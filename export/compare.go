@@ -70,13 +70,38 @@ func CompareReleases(release, against string) (*ReleaseDiff, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &ReleaseDiff{Release: release, Against: against, ReleaseTasks: len(rt), AgainstTasks: len(at),
-		Added: []string{}, Removed: []string{}, Changed: []ChangedTask{}}
-	if d.ReleaseID, err = corpusIDOrEmpty(rt); err != nil {
+	if _, err := corpusIDOrEmpty(rt); err != nil {
 		return nil, fmt.Errorf("release %s: %w", release, err)
 	}
-	if d.AgainstID, err = corpusIDOrEmpty(at); err != nil {
+	d, err := CompareTasks(rt, at)
+	if err != nil {
 		return nil, fmt.Errorf("release %s: %w", against, err)
+	}
+	d.Release, d.Against = release, against
+	for _, dir := range []string{release, against} {
+		ps, err := checkTaskConfigs(dir)
+		if err != nil {
+			return nil, err
+		}
+		d.ConfigProblems = append(d.ConfigProblems, ps...)
+	}
+	d.Same = d.Same && len(d.ConfigProblems) == 0
+	return d, nil
+}
+
+// CompareTasks compares two task sets (rt, the one checked, with at): their corpus ids,
+// the tasks rt adds to and removes from at, and, for the tasks in both, the columns that
+// differ. Same says whether the corpus ids are equal. A set whose corpus id cannot be
+// computed (a repeated instance id) is an error.
+func CompareTasks(rt, at []schemas.Task) (*ReleaseDiff, error) {
+	d := &ReleaseDiff{ReleaseTasks: len(rt), AgainstTasks: len(at),
+		Added: []string{}, Removed: []string{}, Changed: []ChangedTask{}}
+	var err error
+	if d.ReleaseID, err = corpusIDOrEmpty(rt); err != nil {
+		return nil, err
+	}
+	if d.AgainstID, err = corpusIDOrEmpty(at); err != nil {
+		return nil, err
 	}
 	byID := make(map[string]*schemas.Task, len(at))
 	for i := range at {
@@ -100,14 +125,7 @@ func CompareReleases(release, against string) (*ReleaseDiff, error) {
 			d.Removed = append(d.Removed, at[i].InstanceID)
 		}
 	}
-	for _, dir := range []string{release, against} {
-		ps, err := checkTaskConfigs(dir)
-		if err != nil {
-			return nil, err
-		}
-		d.ConfigProblems = append(d.ConfigProblems, ps...)
-	}
-	d.Same = d.ReleaseID == d.AgainstID && len(d.ConfigProblems) == 0
+	d.Same = d.ReleaseID == d.AgainstID
 	return d, nil
 }
 

@@ -350,7 +350,7 @@ func BenchmarkExport10k(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		out := filepath.Join(b.TempDir(), "release")
-		if _, err := Export(st, Options{Out: out, CheckReviewed: reviewed}); err != nil {
+		if _, err := Export(st, testOptions(out)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -43,6 +43,9 @@ type Options struct {
 	// Audits, when set, is checked against the task rows: a task whose audit says other
 	// categories or security flags than its row stops the export (run envgap admit again).
 	Audits AuditSource
+	// Source is envgap's source tree (envgap.Source), written with the task rows into the
+	// harness zip (HarnessPath). It is required: a release ships its harness.
+	Source fs.FS
 	// Release, when set (e.g. 2026-09-29), records the exported task set in the store as
 	// ref releases/<Release>. A release name is never reused for another task set.
 	Release string
@@ -69,13 +72,14 @@ type Report struct {
 	Candidates int            `json:"candidates"`
 	Excluded   int            `json:"excluded"`
 	Configs    []ConfigReport `json:"configs"`
-	// Other lists README.md and the chart.
+	// Other lists README.md, LICENSE.md, the chart and the harness zip.
 	Other   []FileInfo `json:"other"`
 	Release string     `json:"release,omitempty"`
 }
 
 // Export writes the Hub folder of the store's task set: data/<config>/*.parquet for the
-// six configs, README.md (YAML front matter and the dataset card) and the funnel chart.
+// six configs, README.md (YAML front matter and the dataset card), LICENSE.md, the funnel
+// chart and the harness zip (envgap's source with its copy of the task rows).
 // It checks every row first and writes nothing when a row is bad, when the credential
 // review is not done, or when there is no task. The same store gives byte-identical files.
 func Export(st *data.Store, opts Options) (*Report, error) {
@@ -84,6 +88,9 @@ func Export(st *data.Store, opts Options) (*Report, error) {
 	}
 	if opts.CheckReviewed == nil {
 		return nil, errors.New("export: no credential-scan review check is wired in (Options.CheckReviewed); refusing to publish unreviewed text")
+	}
+	if opts.Source == nil {
+		return nil, errors.New("export: no source tree for the harness zip is wired in (Options.Source)")
 	}
 	if opts.Repo == "" {
 		opts.Repo = DefaultRepo
@@ -225,10 +232,14 @@ func Export(st *data.Store, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
+	var harness bytes.Buffer
+	if _, err := WriteHarness(&harness, opts.Source, pub, HarnessManifest{CorpusID: pubID, Repo: opts.Repo, Release: opts.Release}); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
 	for _, f := range []struct {
 		rel string
 		b   []byte
-	}{{"README.md", card}, {FunnelChartPath, chart}} {
+	}{{"README.md", card}, {LicensePath, renderLicense(pub, candRows)}, {FunnelChartPath, chart}, {HarnessPath, harness.Bytes()}} {
 		if err := writeSmallFile(filepath.Join(tmp, filepath.FromSlash(f.rel)), f.b); err != nil {
 			return nil, fmt.Errorf("export: %w", err)
 		}
@@ -424,7 +435,7 @@ func checkAudits(tasks []schemas.Task, audits AuditSource) error {
 
 // ownedPaths are the paths of an export folder that Export writes and replaces.
 func ownedPaths() []string {
-	out := []string{"README.md", FunnelChartPath}
+	out := []string{"README.md", LicensePath, FunnelChartPath, HarnessPath}
 	for _, c := range Configs {
 		out = append(out, dataDir(c))
 	}
@@ -458,7 +469,7 @@ func checkOutFolder(out string) error {
 }
 
 // install moves the files of a finished export from tmp into out, replacing what an
-// earlier export wrote there and leaving anything else (e.g. a LICENSE.md) alone.
+// earlier export wrote there and leaving anything else alone.
 func install(tmp, out string) error {
 	if _, err := os.Stat(out); errors.Is(err, fs.ErrNotExist) {
 		if err := os.Rename(tmp, out); err != nil {

@@ -158,7 +158,7 @@ func TestExportIsByteIdentical(t *testing.T) {
 			t.Errorf("%s differs after exporting into the same folder", name)
 		}
 	}
-	wantFiles := []string{"README.md", FunnelChartPath}
+	wantFiles := []string{"README.md", LicensePath, FunnelChartPath, HarnessPath}
 	for _, c := range Configs {
 		wantFiles = append(wantFiles, "data/"+c+"/test-00000-of-00001.parquet")
 	}
@@ -245,14 +245,14 @@ func TestExportOutFolderRules(t *testing.T) {
 	}
 	// An earlier export with an extra file of the maintainer's: the file stays.
 	out, _ := exportTo(t, st)
-	if err := os.WriteFile(filepath.Join(out, "LICENSE.md"), []byte("MIT"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, "NOTES.md"), []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Export(st, testOptions(out)); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(filepath.Join(out, "LICENSE.md")); err != nil || string(b) != "MIT" {
-		t.Errorf("LICENSE.md after a re-export: %q, %v", b, err)
+	if b, err := os.ReadFile(filepath.Join(out, "NOTES.md")); err != nil || string(b) != "mine" {
+		t.Errorf("NOTES.md after a re-export: %q, %v", b, err)
 	}
 }
 

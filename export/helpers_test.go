@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/envgap/envgap/data"
@@ -104,8 +105,21 @@ func admittedStore(t testing.TB) *data.Store {
 
 func reviewed(*data.Store) error { return nil }
 
+// testSource is a small source tree for the harness zip: a module file, a script, and
+// build products a checkout may hold, which the zip leaves out.
+var testSource = fstest.MapFS{
+	"go.mod":              {Data: []byte("module example.com/envgap\n\ngo 1.26\n")},
+	"main.go":             {Data: []byte("package main\n\nfunc main() {}\n")},
+	"scripts/demo.sh":     {Data: []byte("#!/usr/bin/env bash\necho demo\n")},
+	"cmd/envgap/envgap":   {Data: []byte("\x7fELF binary")},
+	"export/export.test":  {Data: []byte("test binary")},
+	"data/store/refs/x":   {Data: []byte("a store")},
+	"export/cpu.prof":     {Data: []byte("profile")},
+	"export/testdata/big": {Data: make([]byte, maxSourceFile+1)},
+}
+
 func testOptions(out string) Options {
-	return Options{Out: out, CheckReviewed: reviewed}
+	return Options{Out: out, CheckReviewed: reviewed, Source: testSource}
 }
 
 // exportTo exports st to a new folder and returns it.

@@ -83,6 +83,9 @@ run_stage admit
 # Every text that is exported is scanned for credentials; export refuses otherwise.
 run_stage scan
 run_stage export --out "$OUT/hub"
+# The harness zip in the folder carries envgap's source and its copy of the tasks; check
+# that copy is the release's (the card's envgap hf check).
+run_stage hf check --release "$OUT/hub/harness/envgap-source.zip"
 
 note "funnel"
 "$BIN" --store "$STORE" status

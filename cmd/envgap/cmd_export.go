@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/envgap/envgap"
 
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/export"
@@ -25,7 +26,10 @@ func newExportCommand(f *factory) *cobra.Command {
 full, reported, repaired, lite, secure and candidates (the card's columns, order and types),
 README.md with the YAML configs and the generated dataset card (counts, the candidates
 funnel as a table and a chart, the excluded tasks, the credential-scan notes, the corpus
-id, how to load each config), and images/candidates-funnel.png.
+id, how to load each config), LICENSE.md (which licence covers what, per repository),
+images/candidates-funnel.png, and harness/envgap-source.zip: this binary's own source with
+the release's task rows (release/tasks.jsonl), which builds with go build ./cmd/envgap and
+which envgap hf check --release ZIP checks against the folder.
 
 Nothing is written when the store has no tasks, when the latest credential scan does not
 cover the store or has unreviewed findings (envgap scan), when a task row disagrees with
@@ -91,7 +95,7 @@ func runExport(f *factory, opts *exportOptions) error {
 	if err != nil {
 		return err
 	}
-	eo := export.Options{Out: opts.Out, Repo: opts.Repo, Release: opts.Release, Audits: auditSource(st)}
+	eo := export.Options{Out: opts.Out, Repo: opts.Repo, Release: opts.Release, Audits: auditSource(st), Source: envgap.Source()}
 	exportHooks(st, &eo)
 	rep, err := export.Export(st, eo)
 	if err != nil {

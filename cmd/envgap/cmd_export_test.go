@@ -2,9 +2,11 @@ package main
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/envgap/envgap"
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/schemas"
@@ -50,7 +52,7 @@ func exportStore(t *testing.T, storeDir string) string {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "release")
-	if _, err := export.Export(st, export.Options{Out: out, CheckReviewed: func(*data.Store) error { return nil }}); err != nil {
+	if _, err := export.Export(st, export.Options{Out: out, CheckReviewed: func(*data.Store) error { return nil }, Source: envgap.Source()}); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -92,6 +94,22 @@ func TestAdmitExcludeCorpusIDAndHubCheck(t *testing.T) {
 	}
 	if !strings.Contains(out, "changed  envgap__chainer__chainer-679: excluded_from_scoring, exclusion_reason, excluded_since") {
 		t.Errorf("hub check output lacks the changed columns:\n%s", out)
+	}
+
+	// The harness zip: its copy of the tasks is its own folder's, not the other release's.
+	zipA := filepath.Join(a, export.HarnessPath)
+	if out, err := runCLI(t, "hf", "check", "--release", zipA); err != nil || !strings.Contains(out, "has the release's corpus id "+strings.TrimSpace(storeID)) {
+		t.Fatalf("hf check of a folder's own zip: %q, %v", out, err)
+	}
+	if out, err := runCLI(t, "hub", "check", "--release", zipA, "--corpus-id", strings.TrimSpace(storeID)); err != nil {
+		t.Fatalf("hub check --corpus-id of the zip's own id: %q, %v", out, err)
+	}
+	out, err = runCLI(t, "hf", "check", "--release", zipA, "--against", b)
+	if exitCode(err) != exitDamage || !regexp.MustCompile(`(?m)^changed +envgap__chainer__chainer-679: excluded_from_scoring, exclusion_reason, excluded_since$`).MatchString(out) {
+		t.Fatalf("hf check of a zip against another release: exit %d (%v), want %d, with the changed columns:\n%s", exitCode(err), err, exitDamage, out)
+	}
+	if _, err := runCLI(t, "hf", "check", "--release", filepath.Join(t.TempDir(), "loose.zip")); exitCode(err) != exitUsage {
+		t.Errorf("hf check of a zip outside a folder without --corpus-id: exit %d (%v), want %d", exitCode(err), err, exitUsage)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/envgap/envgap/export"
@@ -13,39 +14,106 @@ import (
 
 func newHubCommand(f *factory) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "hub",
-		Short: "Compare exported releases and publish one to the Hugging Face Hub",
+		Use:     "hub",
+		Aliases: []string{"hf"},
+		Short:   "Check and compare exported releases and publish one to the Hugging Face Hub",
 	}
 	c.AddCommand(newHubCheckCommand(f), newHubPublishCommand(f))
 	return c
 }
 
 type hubCheckOptions struct {
-	Release string
-	Against string
+	Release  string
+	Against  string
+	CorpusID string
 }
 
 func newHubCheckCommand(f *factory) *cobra.Command {
 	opts := &hubCheckOptions{}
 	c := &cobra.Command{
-		Use:   "check --release DIR --against DIR",
-		Short: "Check that two exported folders hold the same task set",
+		Use:   "check --release DIR --against DIR | --release ZIP [--against DIR] [--corpus-id ID]",
+		Short: "Check that two exported folders, or a harness zip and its folder, hold the same task set",
 		Long: `Compare the task sets of two exported folders by corpus id. When they differ, list the
 tasks added and removed, and for tasks in both, the columns that differ. It also checks
-that each board config of both folders holds exactly the rows of full it should. Exit code
-5 when anything differs.`,
-		Example: "  envgap hub check --release release/ --against downloaded/",
-		Args:    exactArgs(0),
+that each board config of both folders holds exactly the rows of full it should.
+
+Given a harness zip (harness/envgap-source.zip of an exported folder; the card spells it
+envgap hf check), check that the zip's copy of the tasks (release/tasks.jsonl) is the
+release's: its rows give the corpus id its manifest records, and that id is the one of the
+exported folder the zip sits in (or --against DIR), or --corpus-id ID. When they differ,
+the tasks that differ are listed as above.
+
+Exit code 5 when anything differs.`,
+		Example: "  envgap hub check --release release/ --against downloaded/\n" +
+			"  envgap hf check --release harness/envgap-source.zip\n" +
+			"  envgap hf check --release envgap-source.zip --corpus-id 5debed7bf026",
+		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
-			if opts.Release == "" || opts.Against == "" {
-				return usageError{fmt.Errorf("--release and --against are both required")}
+			if opts.Release == "" {
+				return usageError{fmt.Errorf("--release is required")}
+			}
+			if isZip(opts.Release) {
+				return runHarnessCheck(f, opts)
+			}
+			if opts.Against == "" {
+				return usageError{fmt.Errorf("--against is required when --release is a folder")}
+			}
+			if opts.CorpusID != "" {
+				return usageError{fmt.Errorf("--corpus-id goes with a harness zip (--release ZIP)")}
 			}
 			return runHubCheck(f, opts)
 		},
 	}
-	c.Flags().StringVar(&opts.Release, "release", "", "the exported folder to check")
-	c.Flags().StringVar(&opts.Against, "against", "", "the exported folder to compare with")
+	c.Flags().StringVar(&opts.Release, "release", "", "the exported folder, or the harness zip, to check")
+	c.Flags().StringVar(&opts.Against, "against", "", "the exported folder to compare with (for a zip: default the folder holding harness/)")
+	c.Flags().StringVar(&opts.CorpusID, "corpus-id", "", "for a zip: the corpus id it must have (e.g. the one the card gives)")
 	return c
+}
+
+func isZip(p string) bool {
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		return false
+	}
+	return strings.HasSuffix(strings.ToLower(p), ".zip")
+}
+
+func runHarnessCheck(f *factory, opts *hubCheckOptions) error {
+	against := opts.Against
+	if against == "" {
+		against = export.DefaultHarnessRelease(opts.Release)
+	}
+	if against == "" && opts.CorpusID == "" {
+		return usageError{fmt.Errorf("%s is not inside an exported folder (DIR/%s): give the folder with --against DIR, or the release's corpus id with --corpus-id ID", opts.Release, export.HarnessPath)}
+	}
+	res, err := export.CheckHarness(opts.Release, against, opts.CorpusID)
+	if err != nil {
+		return err
+	}
+	if f.Global.JSON {
+		if err := f.printJSON(res); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(f.Out, "%s: corpus id %s, %d tasks, %d source files\n", res.Zip, res.CorpusID, res.Tasks, res.SourceFiles)
+		if res.ManifestCorpusID != res.CorpusID {
+			fmt.Fprintf(f.Out, "its manifest (%s) says corpus id %s: the task rows were changed after the zip was made\n", export.HarnessManifestPath, res.ManifestCorpusID)
+		}
+		if res.Against != "" {
+			fmt.Fprintf(f.Out, "%s: corpus id %s\n", res.Against, res.Expected)
+		} else {
+			fmt.Fprintf(f.Out, "expected corpus id %s\n", res.Expected)
+		}
+		if res.Diff != nil {
+			printTaskDiff(f, res.Diff, "only in the zip", "only in the folder")
+		}
+		if res.Same {
+			fmt.Fprintf(f.Out, "the harness's copy of the tasks has the release's corpus id %s\n", res.CorpusID)
+		}
+	}
+	if !res.Same {
+		return damageError{fmt.Errorf("hf check: the harness's tasks (corpus id %s) are not the release's (%s)", res.CorpusID, res.Expected)}
+	}
+	return nil
 }
 
 func runHubCheck(f *factory, opts *hubCheckOptions) error {
@@ -59,15 +127,7 @@ func runHubCheck(f *factory, opts *hubCheckOptions) error {
 		}
 	} else {
 		fmt.Fprintf(f.Out, "%s: corpus id %s, %d tasks\n%s: corpus id %s, %d tasks\n", d.Release, d.ReleaseID, d.ReleaseTasks, d.Against, d.AgainstID, d.AgainstTasks)
-		for _, id := range d.Added {
-			fmt.Fprintf(f.Out, "added    %s\n", id)
-		}
-		for _, id := range d.Removed {
-			fmt.Fprintf(f.Out, "removed  %s\n", id)
-		}
-		for _, c := range d.Changed {
-			fmt.Fprintf(f.Out, "changed  %s: %s\n", c.InstanceID, strings.Join(c.Columns, ", "))
-		}
+		printTaskDiff(f, d, "added", "removed")
 		for _, p := range d.ConfigProblems {
 			fmt.Fprintf(f.Out, "config   %s\n", p)
 		}
@@ -79,6 +139,21 @@ func runHubCheck(f *factory, opts *hubCheckOptions) error {
 		return damageError{fmt.Errorf("hub check: the releases differ (%d added, %d removed, %d changed, %d config problems)", len(d.Added), len(d.Removed), len(d.Changed), len(d.ConfigProblems))}
 	}
 	return nil
+}
+
+// printTaskDiff lists the tasks only in the checked set, only in the other, and the
+// columns that changed, one line each.
+func printTaskDiff(f *factory, d *export.ReleaseDiff, added, removed string) {
+	w := max(len(added), len(removed), len("changed")) + 2
+	for _, id := range d.Added {
+		fmt.Fprintf(f.Out, "%-*s%s\n", w, added, id)
+	}
+	for _, id := range d.Removed {
+		fmt.Fprintf(f.Out, "%-*s%s\n", w, removed, id)
+	}
+	for _, c := range d.Changed {
+		fmt.Fprintf(f.Out, "%-*s%s: %s\n", w, "changed", c.InstanceID, strings.Join(c.Columns, ", "))
+	}
 }
 
 type hubPublishOptions struct {

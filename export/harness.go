@@ -1,0 +1,342 @@
+package export
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/envgap/envgap/schemas"
+)
+
+// The harness zip: envgap's own source at the version that wrote the release, with its copy
+// of the release's task rows. Its layout (every entry under HarnessRoot):
+//
+//	envgap-source/go.mod, cmd/, export/, ...   the source tree (envgap.Source)
+//	envgap-source/release/tasks.jsonl          the task rows (the full config)
+//	envgap-source/release/release.json         HarnessManifest: corpus id, task count, ...
+//
+// tasks.jsonl holds one line per task, the row's canonical JSON, sorted bytewise, each line
+// followed by "\n": the exact text the corpus id hashes, so the first 12 hex digits of its
+// SHA-256 are the corpus id. The zip is deterministic: entries sorted by name, one fixed
+// modification time, fixed modes (0755 for files starting with "#!", else 0644), so one
+// release always gives the same bytes.
+const (
+	// HarnessPath is where an exported folder carries the harness zip.
+	HarnessPath = "harness/envgap-source.zip"
+	// HarnessRoot is the folder every entry of the zip sits in.
+	HarnessRoot = "envgap-source/"
+	// HarnessTasks and HarnessManifestPath are the release files inside the tree.
+	HarnessTasks        = "release/tasks.jsonl"
+	HarnessManifestPath = "release/release.json"
+)
+
+// harnessTime is the modification time of every zip entry.
+var harnessTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// maxSourceFile bounds one file of the source tree; a larger file is not source (a store
+// object, an output, a large generated fixture) and stays out of the zip.
+const maxSourceFile = 1 << 20
+
+// HarnessManifest is release/release.json inside the harness zip.
+type HarnessManifest struct {
+	Kind     string `json:"kind"` // "harness"
+	CorpusID string `json:"corpus_id"`
+	Tasks    int    `json:"tasks"`
+	// Repo is the Hub dataset the release was exported for.
+	Repo string `json:"repo"`
+	// Release is the release name given to export (--release), if any.
+	Release string `json:"release,omitempty"`
+}
+
+// TaskLines returns the task rows as the harness stores them: canonical JSON lines sorted
+// bytewise, each followed by a newline. Its SHA-256 begins with the corpus id.
+func TaskLines(tasks []schemas.Task) ([]byte, error) {
+	lines := make([][]byte, len(tasks))
+	for i := range tasks {
+		b, err := schemas.Canonical(&tasks[i])
+		if err != nil {
+			return nil, fmt.Errorf("harness: task %s: %w", tasks[i].InstanceID, err)
+		}
+		lines[i] = b
+	}
+	sort.Slice(lines, func(i, j int) bool { return bytes.Compare(lines[i], lines[j]) < 0 })
+	var buf bytes.Buffer
+	for _, l := range lines {
+		buf.Write(l)
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes(), nil
+}
+
+// skipSource reports whether a file of the embedded tree stays out of the zip: build and
+// test products a checkout may hold in a package folder (binaries, *.test, profiles), the
+// runtime store and outputs, and files over maxSourceFile.
+func skipSource(p string, size int64, head []byte) bool {
+	base := path.Base(p)
+	switch {
+	case strings.HasPrefix(p, "data/store/"), strings.HasPrefix(p, "out/"), strings.HasPrefix(p, "bin/"):
+		return true
+	case p == "envgap", p == "cmd/envgap/envgap", strings.HasSuffix(base, ".test"), strings.HasSuffix(base, ".prof"), strings.HasSuffix(base, ".exe"):
+		return true
+	case size > maxSourceFile:
+		return true
+	}
+	for _, magic := range [][]byte{{0x7f, 'E', 'L', 'F'}, {0xcf, 0xfa, 0xed, 0xfe}, {0xfe, 0xed, 0xfa, 0xcf}} {
+		if bytes.HasPrefix(head, magic) {
+			return true
+		}
+	}
+	return false
+}
+
+type zipEntry struct {
+	name string
+	body []byte
+}
+
+// WriteHarness writes the harness zip of a release to w: the source tree src (rooted at the
+// module folder, as envgap.Source gives it) and the task rows with their manifest. It
+// returns the number of entries.
+func WriteHarness(w io.Writer, src fs.FS, tasks []schemas.Task, m HarnessManifest) (int, error) {
+	if _, err := fs.Stat(src, "go.mod"); err != nil {
+		return 0, fmt.Errorf("harness: the source tree has no go.mod at its top: %w", err)
+	}
+	var entries []zipEntry
+	err := fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p == "release" {
+				return fs.SkipDir // the release files below are the only ones there
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := fs.ReadFile(src, p)
+		if err != nil {
+			return err
+		}
+		if skipSource(p, int64(len(b)), b[:min(len(b), 8)]) {
+			return nil
+		}
+		entries = append(entries, zipEntry{p, b})
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("harness: reading the source tree: %w", err)
+	}
+	lines, err := TaskLines(tasks)
+	if err != nil {
+		return 0, err
+	}
+	m.Kind = "harness"
+	m.Tasks = len(tasks)
+	man, err := json.MarshalIndent(&m, "", "  ")
+	if err != nil {
+		return 0, fmt.Errorf("harness: %w", err)
+	}
+	entries = append(entries, zipEntry{HarnessTasks, lines}, zipEntry{HarnessManifestPath, append(man, '\n')})
+	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
+
+	zw := zip.NewWriter(w)
+	for _, e := range entries {
+		h := &zip.FileHeader{Name: HarnessRoot + e.name, Method: zip.Deflate, Modified: harnessTime}
+		mode := fs.FileMode(0o644)
+		if bytes.HasPrefix(e.body, []byte("#!")) {
+			mode = 0o755
+		}
+		h.SetMode(mode)
+		fw, err := zw.CreateHeader(h)
+		if err != nil {
+			return 0, fmt.Errorf("harness: %w", err)
+		}
+		if _, err := fw.Write(e.body); err != nil {
+			return 0, fmt.Errorf("harness: %w", err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return 0, fmt.Errorf("harness: %w", err)
+	}
+	return len(entries), nil
+}
+
+// Harness is what a harness zip holds about its release.
+type Harness struct {
+	Path     string
+	Manifest HarnessManifest
+	Tasks    []schemas.Task
+	// CorpusID is computed from the zip's task rows.
+	CorpusID string
+	// SourceFiles counts the entries of the source tree.
+	SourceFiles int
+}
+
+// ErrNotHarness is returned by ReadHarness for a zip that is not an envgap harness zip.
+var ErrNotHarness = errors.New("not an envgap harness zip")
+
+// ReadHarness reads a harness zip: its manifest, its task rows (checked like any task rows,
+// sorted by instance id) and the corpus id they give.
+func ReadHarness(zipPath string) (*Harness, error) {
+	zr, err := zip.OpenReader(zipPath)
+	if err != nil {
+		return nil, fmt.Errorf("harness %s: %w", zipPath, err)
+	}
+	defer zr.Close()
+	h := &Harness{Path: zipPath}
+	var tasks, man []byte
+	hasGoMod := false
+	for _, f := range zr.File {
+		name, ok := strings.CutPrefix(f.Name, HarnessRoot)
+		if !ok {
+			return nil, fmt.Errorf("harness %s: entry %q is outside %s: %w", zipPath, f.Name, HarnessRoot, ErrNotHarness)
+		}
+		switch name {
+		case HarnessTasks:
+			tasks, err = readZipFile(f)
+		case HarnessManifestPath:
+			man, err = readZipFile(f)
+		case "go.mod":
+			hasGoMod = true
+			h.SourceFiles++
+		default:
+			if !f.FileInfo().IsDir() {
+				h.SourceFiles++
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("harness %s: %s: %w", zipPath, f.Name, err)
+		}
+	}
+	switch {
+	case tasks == nil:
+		return nil, fmt.Errorf("harness %s: no %s%s: %w", zipPath, HarnessRoot, HarnessTasks, ErrNotHarness)
+	case man == nil:
+		return nil, fmt.Errorf("harness %s: no %s%s: %w", zipPath, HarnessRoot, HarnessManifestPath, ErrNotHarness)
+	case !hasGoMod:
+		return nil, fmt.Errorf("harness %s: no %sgo.mod (the source tree is missing): %w", zipPath, HarnessRoot, ErrNotHarness)
+	}
+	dec := json.NewDecoder(bytes.NewReader(man))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&h.Manifest); err != nil {
+		return nil, fmt.Errorf("harness %s: %s: %w", zipPath, HarnessManifestPath, err)
+	}
+	ts, problems, err := schemas.ReadTasks(HarnessRoot+HarnessTasks, bytes.NewReader(tasks))
+	if err != nil {
+		return nil, fmt.Errorf("harness %s: %w", zipPath, err)
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("harness %s: %w", zipPath, problems)
+	}
+	if len(ts) == 0 {
+		return nil, fmt.Errorf("harness %s: %s holds no task", zipPath, HarnessTasks)
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].InstanceID < ts[j].InstanceID })
+	h.Tasks = ts
+	if h.CorpusID, err = schemas.CorpusID(ts); err != nil {
+		return nil, fmt.Errorf("harness %s: %w", zipPath, err)
+	}
+	return h, nil
+}
+
+// maxZipEntry bounds what ReadHarness decompresses from one entry.
+const maxZipEntry = 1 << 30
+
+func readZipFile(f *zip.File) ([]byte, error) {
+	if f.UncompressedSize64 > maxZipEntry {
+		return nil, fmt.Errorf("%d bytes is over the %d-byte limit", f.UncompressedSize64, maxZipEntry)
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, maxZipEntry+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxZipEntry {
+		return nil, fmt.Errorf("more than %d bytes", maxZipEntry)
+	}
+	return b, nil
+}
+
+// HarnessCheck is the result of CheckHarness.
+type HarnessCheck struct {
+	Zip string `json:"zip"`
+	// CorpusID is the id of the zip's task rows; ManifestCorpusID the one its manifest
+	// records.
+	CorpusID         string `json:"corpus_id"`
+	ManifestCorpusID string `json:"manifest_corpus_id"`
+	Tasks            int    `json:"tasks"`
+	SourceFiles      int    `json:"source_files"`
+	// Against is the exported folder compared with (empty when only an id was given), and
+	// Expected the corpus id the zip must have (the folder's, or the one given).
+	Against  string `json:"against,omitempty"`
+	Expected string `json:"expected_corpus_id"`
+	// Diff lists the tasks that differ from the folder's rows, when they differ.
+	Diff *ReleaseDiff `json:"diff,omitempty"`
+	Same bool         `json:"same"`
+}
+
+// DefaultHarnessRelease returns the exported folder a harness zip belongs to when it sits at
+// its place in one (DIR/harness/envgap-source.zip with DIR/data/full), or "".
+func DefaultHarnessRelease(zipPath string) string {
+	dir := filepath.Dir(filepath.Dir(zipPath))
+	if filepath.Base(filepath.Dir(zipPath)) != path.Dir(HarnessPath) {
+		return ""
+	}
+	if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(dataDir(ConfigFull)))); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return dir
+}
+
+// CheckHarness checks that the harness zip's copy of the tasks is the release's: its rows
+// give the corpus id its manifest records, and that id is the one of the exported folder
+// against (when given; the tasks that differ are listed) and equals expectedID (when
+// given). At least one of against and expectedID must be given.
+func CheckHarness(zipPath, against, expectedID string) (*HarnessCheck, error) {
+	if against == "" && expectedID == "" {
+		return nil, fmt.Errorf("harness check: nothing to compare %s with: give the exported folder (--against DIR) or the release's corpus id (--corpus-id ID)", zipPath)
+	}
+	h, err := ReadHarness(zipPath)
+	if err != nil {
+		return nil, err
+	}
+	c := &HarnessCheck{Zip: zipPath, CorpusID: h.CorpusID, ManifestCorpusID: h.Manifest.CorpusID,
+		Tasks: len(h.Tasks), SourceFiles: h.SourceFiles, Against: against, Expected: expectedID}
+	same := c.CorpusID == c.ManifestCorpusID
+	if against != "" {
+		rel, err := ReadTasks(against)
+		if err != nil {
+			return nil, err
+		}
+		d, err := CompareTasks(h.Tasks, rel)
+		if err != nil {
+			return nil, fmt.Errorf("harness check: %s: %w", against, err)
+		}
+		d.Release, d.Against = zipPath, against
+		if expectedID != "" && expectedID != d.AgainstID {
+			return nil, fmt.Errorf("harness check: --corpus-id %s is not the corpus id of %s (%s)", expectedID, against, d.AgainstID)
+		}
+		c.Expected = d.AgainstID
+		if !d.Same {
+			c.Diff = d
+		}
+	}
+	c.Same = same && c.CorpusID == c.Expected
+	return c, nil
+}
