@@ -26,7 +26,7 @@ type verifyKey struct {
 
 func fail(id string, err error) Result {
 	var infra *core.InfraError
-	return Result{InstanceID: id, Error: err.Error(), Infra: errors.As(err, &infra)}
+	return Result{InstanceID: id, Error: err.Error(), Infra: errors.As(err, &infra), err: err}
 }
 
 func (s *Stage) one(ctx context.Context, cr *core.Core, c data.CandidateEntry, opts Options) Result {

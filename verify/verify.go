@@ -65,6 +65,8 @@ type Result struct {
 	Verdict    schemas.Digest  `json:"verdict,omitzero"`
 	Error      string          `json:"error,omitempty"`
 	Infra      bool            `json:"infrastructure_fault,omitempty"`
+
+	err error // the error behind Error
 }
 
 // Report is what a verify run did.
@@ -107,7 +109,9 @@ func (s *Stage) imageID(ctx context.Context, cr *core.Core, name string) (string
 }
 
 // Run verifies the selected candidates. A candidate that hits an infrastructure fault is
-// left without a verdict and reported in Report (Failed); the run goes on with the others.
+// left without a verdict and reported in Report (Failed); the run goes on with the others,
+// except on an engine that stopped answering (sandbox.ErrEngineUnresponsive): the
+// candidates left for it are not run.
 func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 	if len(s.Cores) == 0 {
 		return nil, errors.New("verify: no engine")
@@ -131,6 +135,7 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 	rep := &Report{Results: make([]Result, len(todo))}
 	var mu sync.Mutex
 	done := 0
+	down := map[*core.Core]error{} // engines that stopped answering
 	start := opts.Now()
 	p := pool.New().WithContext(ctx).WithMaxGoroutines(opts.Jobs)
 	for i, c := range todo {
@@ -140,8 +145,19 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 				return nil
 			}
 			cr := s.Cores[i%len(s.Cores)]
-			res := s.one(ctx, cr, c, opts)
 			mu.Lock()
+			dead := down[cr]
+			mu.Unlock()
+			var res Result
+			if dead != nil {
+				res = Result{InstanceID: c.InstanceID, Infra: true, Error: "not run: " + dead.Error()}
+			} else {
+				res = s.one(ctx, cr, c, opts)
+			}
+			mu.Lock()
+			if errors.Is(res.err, sandbox.ErrEngineUnresponsive) && down[cr] == nil {
+				down[cr] = res.err
+			}
 			rep.Results[i] = res
 			done++
 			ev := Event{InstanceID: c.InstanceID, Done: done, Total: len(todo), Outcome: res.Outcome, Cached: res.Cached, Elapsed: opts.Now().Sub(start)}

@@ -13,14 +13,16 @@
 //  3. creates one container: `sleep infinity` under the engine's init
 //     process, the spec's network ("none" by default, or the engine's default
 //     network), memory (swap equal to memory), pids and CPU limits,
-//     CAP_SYS_PTRACE (strace works), the label org.envgap.sandbox=1 plus the
-//     spec's labels; never AutoRemove;
+//     CAP_SYS_PTRACE (strace works), the label org.envgap.sandbox=1, the owner
+//     labels (org.envgap.owner.host, .pid, .start: this process) and the spec's
+//     labels; never AutoRemove;
 //  4. copies the files into WorkDir (CopyToContainer, one tar) and starts it;
 //  5. runs each step with `bash -c COMMAND` (Spec.Shell overrides) as an exec
 //     in WorkDir, stdout and stderr merged into one capture;
 //  6. copies the Collect paths out, up to Limits.CollectBytes in total;
 //  7. removes the container (force) with a fresh context, also when ctx was
-//     cancelled or the run failed.
+//     cancelled or the run failed (then within a few seconds: what is left is
+//     swept by the next command, see below).
 //
 // # Step results
 //
@@ -45,6 +47,19 @@
 // missing, context cancelled) is an error of Run, never a StepResult. What the
 // commands do (fail, time out, run out of memory or processes) is a result.
 //
-// Sweep removes containers carrying org.envgap.sandbox=1 that a killed
-// process left behind.
+// # Deadlines
+//
+// Every engine call has a deadline (at most 30 s, and at least 10 s but no more than
+// the step timeout), and every call made during a step ends by the step's timeout
+// plus 5 s. A frozen or stuck engine therefore ends a run with an error wrapping
+// ErrEngineUnresponsive soon after the step timeout, and a cancelled run returns
+// within a few seconds whatever the engine does.
+//
+// # Leftovers
+//
+// A process killed mid-run (kill -9) leaves its container running. Connect
+// removes, at once, the containers whose owner is a process of this host that is
+// gone (dead, or its pid now names a process started at another time); Sweep also
+// removes, by age, those of other hosts or without owner labels. The containers of
+// a live process (another verify running at the same time) are never touched.
 package sandbox

@@ -13,15 +13,14 @@ import (
 	"time"
 
 	"github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/strslice"
 	"github.com/docker/docker/pkg/stdcopy"
 )
-
-// cleanupTimeout bounds the removal of a container after a run.
-const cleanupTimeout = 60 * time.Second
 
 // drainGrace is how long output may still arrive after a step's process
 // exited (background children holding the output open are cut off then).
@@ -38,31 +37,47 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("packing files: %w", err)
 	}
-	img, err := e.cli.ImageInspect(ctx, spec.Image)
+	ct := callTimeout(spec.Limits.StepTimeout)
+	var img image.InspectResponse
+	err = e.call(ctx, ct, time.Time{}, "inspecting image "+spec.Image, func(ctx context.Context) (err error) {
+		img, err = e.cli.ImageInspect(ctx, spec.Image)
+		return err
+	})
 	if err != nil {
 		if errdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("%w: %s is not on the engine at %s: run `envgap build-images`", ErrImageMissing, spec.Image, e.host)
 		}
-		return nil, fmt.Errorf("inspecting image %s: %w", spec.Image, err)
+		return nil, err
 	}
-	id, err := e.create(ctx, spec)
+	id, err := e.create(ctx, ct, spec)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-		defer cancel()
-		if rerr := e.cli.ContainerRemove(cctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); rerr != nil && !errdefs.IsNotFound(rerr) {
-			res, err = nil, errors.Join(err, fmt.Errorf("removing container %s: %w", shortID(id), rerr))
+		// A cancelled run or a frozen engine does not wait long for the removal: the
+		// container is left to the next command's sweep (its owner is gone by then).
+		d := cleanupTimeout
+		if ctx.Err() != nil || errors.Is(err, ErrEngineUnresponsive) {
+			d = abandonTimeout
+		}
+		rerr := e.call(context.Background(), d, time.Time{}, "removing container "+shortID(id), func(cctx context.Context) error {
+			return e.cli.ContainerRemove(cctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		})
+		if rerr != nil && !errdefs.IsNotFound(rerr) {
+			res, err = nil, errors.Join(err, rerr)
 		}
 	}()
 	if len(spec.Files) > 0 {
-		if err := e.cli.CopyToContainer(ctx, id, "/", bytes.NewReader(tarball), container.CopyToContainerOptions{}); err != nil {
-			return nil, fmt.Errorf("copying files into the container: %w", err)
+		if err := e.call(ctx, ct, time.Time{}, "copying files into the container", func(ctx context.Context) error {
+			return e.cli.CopyToContainer(ctx, id, "/", bytes.NewReader(tarball), container.CopyToContainerOptions{})
+		}); err != nil {
+			return nil, err
 		}
 	}
-	if err := e.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
-		return nil, fmt.Errorf("starting the container: %w", err)
+	if err := e.call(ctx, ct, time.Time{}, "starting the container", func(ctx context.Context) error {
+		return e.cli.ContainerStart(ctx, id, container.StartOptions{})
+	}); err != nil {
+		return nil, err
 	}
 	res = &Result{ImageID: img.ID, ContainerID: id, Collected: map[string][]byte{}}
 	killed := false
@@ -71,22 +86,25 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 			res.Steps = append(res.Steps, StepResult{Name: st.Name, Command: st.Command, ExitCode: -1, Skipped: true})
 			continue
 		}
-		sr, err := e.step(ctx, id, spec, st)
+		sr, err := e.step(ctx, ct, id, spec, st)
 		if err != nil {
 			return nil, fmt.Errorf("step %q: %w", st.Name, err)
 		}
 		res.Steps = append(res.Steps, sr)
 		killed = sr.TimedOut
 	}
-	if err := e.collect(ctx, id, spec, res); err != nil {
+	if err := e.collect(ctx, ct, id, spec, res); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
-func (e *Engine) create(ctx context.Context, spec Spec) (string, error) {
+func (e *Engine) create(ctx context.Context, ct time.Duration, spec Spec) (string, error) {
 	labels := map[string]string{}
 	for k, v := range spec.Labels {
+		labels[k] = v
+	}
+	for k, v := range Self().labels() {
 		labels[k] = v
 	}
 	labels[Label] = "1"
@@ -115,31 +133,45 @@ func (e *Engine) create(ctx context.Context, spec Spec) (string, error) {
 	if spec.Network == NetworkNone {
 		hc.NetworkMode = "none"
 	}
-	created, err := e.cli.ContainerCreate(ctx, cfg, hc, &network.NetworkingConfig{}, nil, "")
-	if err != nil {
-		return "", fmt.Errorf("creating the container: %w", err)
-	}
-	return created.ID, nil
+	var created container.CreateResponse
+	err := e.call(ctx, ct, time.Time{}, "creating the container", func(ctx context.Context) (err error) {
+		created, err = e.cli.ContainerCreate(ctx, cfg, hc, &network.NetworkingConfig{}, nil, "")
+		return err
+	})
+	return created.ID, err
 }
 
-// step runs one command as an exec; a timeout kills the container.
-func (e *Engine) step(ctx context.Context, id string, spec Spec, st Step) (StepResult, error) {
+// step runs one command as an exec; a timeout kills the container. Every engine call of
+// the step ends by the step's timeout plus killGrace, so a frozen engine is an error then.
+func (e *Engine) step(ctx context.Context, ct time.Duration, id string, spec Spec, st Step) (StepResult, error) {
 	sr := StepResult{Name: st.Name, Command: st.Command}
 	timeout := st.Timeout
 	if timeout == 0 {
 		timeout = spec.Limits.StepTimeout
 	}
+	start := time.Now()
+	limit := start.Add(timeout + killGrace)
 	cmd := append(append([]string{}, spec.Shell...), st.Command)
-	ex, err := e.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
-		Cmd: cmd, AttachStdout: true, AttachStderr: true, WorkingDir: spec.WorkDir,
+	var ex container.ExecCreateResponse
+	err := e.call(ctx, ct, limit, "creating exec", func(ctx context.Context) (err error) {
+		ex, err = e.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
+			Cmd: cmd, AttachStdout: true, AttachStderr: true, WorkingDir: spec.WorkDir,
+		})
+		return err
 	})
 	if err != nil {
-		return sr, fmt.Errorf("creating exec: %w", err)
+		return sr, err
 	}
-	start := time.Now()
-	hr, err := e.cli.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
+	var hr types.HijackedResponse
+	err = e.call(ctx, ct, limit, "starting exec", func(cctx context.Context) (err error) {
+		// The attach hijacks the connection and does not give up when cctx ends.
+		hr, err = background(cctx, func() (types.HijackedResponse, error) {
+			return e.cli.ContainerExecAttach(cctx, ex.ID, container.ExecAttachOptions{})
+		}, func(hr types.HijackedResponse) { hr.Close() })
+		return err
+	})
 	if err != nil {
-		return sr, fmt.Errorf("starting exec: %w", err)
+		return sr, err
 	}
 	defer hr.Close()
 	capt := newCapture(spec.Limits.OutputBytes)
@@ -165,13 +197,17 @@ func (e *Engine) step(ctx context.Context, id string, spec Spec, st Step) (StepR
 			copied = nil
 		case <-ticker.C:
 			if !exited {
-				ins, err := e.cli.ContainerExecInspect(ctx, ex.ID)
+				var ins container.ExecInspect
+				err := e.call(ctx, ct, limit, "inspecting exec", func(ctx context.Context) (err error) {
+					ins, err = e.cli.ContainerExecInspect(ctx, ex.ID)
+					return err
+				})
 				if err != nil {
 					hr.Close()
 					if copied != nil {
 						<-copied
 					}
-					return sr, fmt.Errorf("inspecting exec: %w", err)
+					return sr, err
 				}
 				if !ins.Running {
 					exited, exitCode, exitedAt = true, ins.ExitCode, time.Now()
@@ -187,15 +223,15 @@ func (e *Engine) step(ctx context.Context, id string, spec Spec, st Step) (StepR
 			ticker.Reset(poll)
 		case <-deadline.C:
 			sr.TimedOut = true
-			kctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-			kerr := e.cli.ContainerKill(kctx, id, "KILL")
-			cancel()
+			kerr := e.call(ctx, ct, limit, fmt.Sprintf("killing the container after the step's %s timeout", timeout), func(ctx context.Context) error {
+				return e.cli.ContainerKill(ctx, id, "KILL")
+			})
 			hr.Close()
 			if copied != nil {
 				<-copied
 			}
 			if kerr != nil && !errdefs.IsNotFound(kerr) && !errdefs.IsConflict(kerr) {
-				return sr, fmt.Errorf("killing the container after the step's %s timeout: %w", timeout, kerr)
+				return sr, kerr
 			}
 			streamDone, exited, exitCode, streamErr = true, true, 137, nil
 		case <-ctx.Done():
@@ -220,7 +256,7 @@ func (e *Engine) step(ctx context.Context, id string, spec Spec, st Step) (StepR
 }
 
 // collect copies spec.Collect out of the container.
-func (e *Engine) collect(ctx context.Context, id string, spec Spec, res *Result) error {
+func (e *Engine) collect(ctx context.Context, ct time.Duration, id string, spec Spec, res *Result) error {
 	budget := spec.Limits.CollectBytes
 	for _, c := range spec.Collect {
 		p := c
@@ -228,15 +264,20 @@ func (e *Engine) collect(ctx context.Context, id string, spec Spec, res *Result)
 			p = path.Join(spec.WorkDir, p)
 		}
 		p = path.Clean(p)
-		rc, _, err := e.cli.CopyFromContainer(ctx, id, p)
+		// One deadline for the copy and the reading of its tar stream.
+		cctx, cancel := context.WithTimeout(ctx, ct)
+		rc, _, err := e.cli.CopyFromContainer(cctx, id, p)
 		if errdefs.IsNotFound(err) {
+			cancel()
 			res.Missing = append(res.Missing, c)
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("collecting %s: %w", p, err)
+			cancel()
+			return fmt.Errorf("collecting %s: %w", p, e.callErr(ctx, cctx, ct, err))
 		}
 		err = func() error {
+			defer cancel()
 			defer rc.Close()
 			tr := tar.NewReader(rc)
 			for {
@@ -264,7 +305,7 @@ func (e *Engine) collect(ctx context.Context, id string, spec Spec, res *Result)
 			}
 		}()
 		if err != nil {
-			return fmt.Errorf("collecting %s: %w", p, err)
+			return fmt.Errorf("collecting %s: %w", p, e.callErr(ctx, cctx, ct, err))
 		}
 	}
 	return nil
@@ -314,34 +355,57 @@ func filesTar(workDir string, files []File) ([]byte, error) {
 
 // SweepOptions select the leftover containers Sweep removes.
 type SweepOptions struct {
-	// OlderThan spares containers created less than this long ago (runs
-	// that may still be going on); zero removes all that match.
+	// OlderThan applies to containers whose owner cannot be checked from here (another
+	// host, or no owner labels): they are removed once created this long ago. Zero
+	// removes them all; negative never. Containers of an owner on this host that is gone
+	// are removed at once, those of a live owner never.
 	OlderThan time.Duration
 	// Labels further restrict the sweep to containers carrying all of them.
 	Labels map[string]string
 }
 
-// Sweep removes containers labelled org.envgap.sandbox=1 (left behind by a
-// process that died mid-run) and returns how many it removed.
+// Sweep removes the sandbox containers (labelled org.envgap.sandbox=1) left behind by a
+// process that died mid-run, and returns how many it removed. A container's owner labels
+// (host, pid, process start) tell whether its process still runs: a process of this host
+// that is dead, or whose pid now names another process, is gone, and its containers are
+// removed at once; the containers of a live process (another verify running at the same
+// time) are never touched; those of other hosts or without labels only by age.
 func (e *Engine) Sweep(ctx context.Context, opts SweepOptions) (int, error) {
 	f := filters.NewArgs(filters.Arg("label", Label+"=1"))
 	for k, v := range opts.Labels {
 		f.Add("label", k+"="+v)
 	}
-	list, err := e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	var list []container.Summary
+	err := e.call(ctx, maxCallTimeout, time.Time{}, "listing sandbox containers", func(ctx context.Context) (err error) {
+		list, err = e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+		return err
+	})
 	if err != nil {
-		return 0, fmt.Errorf("listing sandbox containers: %w", err)
+		return 0, err
 	}
+	self := Self()
 	n := 0
 	for _, c := range list {
 		if c.Labels[Label] != "1" {
 			continue
 		}
-		if opts.OlderThan > 0 && time.Since(time.Unix(c.Created, 0)) < opts.OlderThan {
-			continue
+		state := ownerUnknown
+		if o, ok := ownerOf(c.Labels); ok {
+			state = o.state(self)
 		}
-		if err := e.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !errdefs.IsNotFound(err) {
-			return n, fmt.Errorf("removing sandbox container %s: %w", shortID(c.ID), err)
+		switch state {
+		case ownerAlive:
+			continue
+		case ownerUnknown:
+			if opts.OlderThan < 0 || (opts.OlderThan > 0 && time.Since(time.Unix(c.Created, 0)) < opts.OlderThan) {
+				continue
+			}
+		}
+		err := e.call(ctx, maxCallTimeout, time.Time{}, "removing sandbox container "+shortID(c.ID), func(ctx context.Context) error {
+			return e.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		})
+		if err != nil && !errdefs.IsNotFound(err) {
+			return n, err
 		}
 		n++
 	}
@@ -352,9 +416,13 @@ func (e *Engine) Sweep(ctx context.Context, opts SweepOptions) (int, error) {
 // network reach (the gateway of the engine's default bridge network), e.g.
 // for a server the core runs on the host.
 func (e *Engine) HostAddress(ctx context.Context) (string, error) {
-	nw, err := e.cli.NetworkInspect(ctx, "bridge", network.InspectOptions{})
+	var nw network.Inspect
+	err := e.call(ctx, maxCallTimeout, time.Time{}, "inspecting the default network", func(ctx context.Context) (err error) {
+		nw, err = e.cli.NetworkInspect(ctx, "bridge", network.InspectOptions{})
+		return err
+	})
 	if err != nil {
-		return "", fmt.Errorf("inspecting the default network: %w", err)
+		return "", err
 	}
 	for _, c := range nw.IPAM.Config {
 		if c.Gateway != "" && !strings.Contains(c.Gateway, ":") {

@@ -33,7 +33,8 @@ type Engine struct {
 
 // Connect opens the engine at host (a DOCKER_HOST value such as
 // unix:///run/podman/podman.sock; "" uses DOCKER_HOST and the client's other
-// environment variables) and checks that it answers.
+// environment variables), checks that it answers, and removes the sandbox containers of
+// envgap processes of this host that died (see Sweep).
 func Connect(ctx context.Context, host string) (*Engine, error) {
 	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
 	if host != "" {
@@ -53,8 +54,16 @@ func Connect(ctx context.Context, host string) (*Engine, error) {
 		cli.Close()
 		return nil, fmt.Errorf("%w at %s (%v): start one with `make engine` (images/setup-engine.sh, as root) and export the DOCKER_HOST it prints", ErrEngineUnavailable, shown, err)
 	}
-	cli.NegotiateAPIVersion(ctx)
-	return &Engine{cli: cli, host: shown}, nil
+	nctx, ncancel := context.WithTimeout(ctx, maxCallTimeout)
+	cli.NegotiateAPIVersion(nctx)
+	ncancel()
+	e := &Engine{cli: cli, host: shown}
+	// What killed processes of this host left behind goes now, before anything new runs.
+	if _, err := e.Sweep(ctx, SweepOptions{OlderThan: -1}); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("sweeping the containers of dead envgap processes on %s: %w", shown, err)
+	}
+	return e, nil
 }
 
 // Host returns the endpoint the engine was reached at.
