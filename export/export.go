@@ -101,6 +101,21 @@ func Export(st *data.Store, opts Options) (*Report, error) {
 	if opts.Release != "" && !releaseNameRe.MatchString(opts.Release) {
 		return nil, fmt.Errorf("export: release name %q: use a date like 2026-09-29 (letters, digits, ._-)", opts.Release)
 	}
+	abs, err := filepath.Abs(opts.Out)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	unlock, err := lockExports(abs)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	defer unlock()
+	if err := recoverOut(abs); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
 	if err := checkOutFolder(opts.Out); err != nil {
 		return nil, err
 	}
@@ -189,15 +204,8 @@ func Export(st *data.Store, opts Options) (*Report, error) {
 		}
 	}
 
-	// Write everything into a temporary sibling folder, then move it into place.
-	abs, err := filepath.Abs(opts.Out)
-	if err != nil {
-		return nil, fmt.Errorf("export: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".export-*")
+	// Write everything into a temporary sibling folder, then publish it by one rename.
+	tmp, err := os.MkdirTemp(filepath.Dir(abs), leftoverPrefix(abs)+"*")
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
@@ -245,7 +253,7 @@ func Export(st *data.Store, opts Options) (*Report, error) {
 		}
 		rep.Other = append(rep.Other, FileInfo{Path: f.rel, Bytes: int64(len(f.b)), SHA256: schemas.Hash(f.b).Hex()})
 	}
-	if err := install(tmp, abs); err != nil {
+	if err := publish(tmp, abs); err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	if release != nil {
@@ -464,31 +472,6 @@ func checkOutFolder(out string) error {
 	readme, err := os.ReadFile(filepath.Join(out, "README.md"))
 	if err != nil || !bytes.Contains(readme, []byte(cardMarker)) {
 		return fmt.Errorf("export: %s is not empty and was not written by envgap export; give a new or empty folder", out)
-	}
-	return nil
-}
-
-// install moves the files of a finished export from tmp into out, replacing what an
-// earlier export wrote there and leaving anything else alone.
-func install(tmp, out string) error {
-	if _, err := os.Stat(out); errors.Is(err, fs.ErrNotExist) {
-		if err := os.Rename(tmp, out); err != nil {
-			return err
-		}
-		return os.MkdirAll(tmp, 0o755) // so the deferred RemoveAll has something to remove
-	}
-	for _, rel := range ownedPaths() {
-		src := filepath.Join(tmp, filepath.FromSlash(rel))
-		dst := filepath.Join(out, filepath.FromSlash(rel))
-		if err := os.RemoveAll(dst); err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		if err := os.Rename(src, dst); err != nil {
-			return err
-		}
 	}
 	return nil
 }
