@@ -47,6 +47,9 @@ const (
 	GraphQL   = "graphql"   // 200 with a GraphQL RATE_LIMITED error, remaining 0
 	Exhaust   = "exhaust"   // the real answer, saying no requests remain until the reset
 	Unicorn   = "502"       // 502 Bad Gateway with GitHub's JSON
+	// EchoAuth is a misbehaving server (a proxy, an enterprise server) that echoes the
+	// request's Authorization header in a 401 body and a response header.
+	EchoAuth = "echo-auth"
 )
 
 // Fault makes requests to Path answer with Kind, Times times, before the real answer.
@@ -205,6 +208,10 @@ func (s *Server) playFault(w http.ResponseWriter, r *http.Request) (handled, exh
 		writeJSON(w, http.StatusTooManyRequests, nil, `{"message":"Too Many Requests"}`)
 	case Unicorn:
 		writeJSON(w, http.StatusBadGateway, nil, `{"message":"Server Error"}`)
+	case EchoAuth:
+		auth := r.Header.Get("Authorization")
+		msg, _ := json.Marshal(map[string]string{"message": "Bad credentials: " + auth, "documentation_url": "https://docs.github.com/rest"})
+		writeJSON(w, http.StatusUnauthorized, http.Header{"X-Debug-Authorization": {auth}}, string(msg))
 	case HTML, HTML200:
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		st := http.StatusForbidden

@@ -18,8 +18,8 @@ import (
 
 // Memo stages of the HTTP cache (see the package documentation).
 const (
-	StageHTTP  = "github-http"
-	StageCrawl = "github-crawl"
+	StageHTTP  = data.MemoGitHubHTTP
+	StageCrawl = data.MemoGitHubCrawl
 )
 
 // Defaults of Config.
@@ -257,6 +257,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body.Close()
 		if err == nil && int64(len(b)) > t.cfg.MaxBody {
 			err = fmt.Errorf("answer larger than %d bytes", t.cfg.MaxBody)
+		}
+		// A server may echo the Authorization header (in an error body, say): the token
+		// never reaches a caller, an error message or the cache.
+		b = schemas.RedactToken(b, t.cfg.Token)
+		for _, h := range resp.Header {
+			for i := range h {
+				h[i] = schemas.RedactToken(h[i], t.cfg.Token)
+			}
 		}
 		if err != nil {
 			if ctx.Err() != nil {

@@ -277,22 +277,7 @@ func TestTokenGoesOnlyToTheAPIHostAndIsNeverStored(t *testing.T) {
 	if strings.Contains(e.logs.String(), token) {
 		t.Error("the token is in the log")
 	}
-	err = filepath.WalkDir(e.store.Dir(), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if bytes.Contains(b, []byte(token)) || bytes.Contains(b, []byte(token[:12])) {
-			t.Errorf("%s holds the token", p)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	walkStore(t, e.store.Dir())
 }
 
 type flaky struct {
@@ -322,5 +307,46 @@ func TestNetworkFailures(t *testing.T) {
 		if !tc.ok && (err == nil || !strings.Contains(err.Error(), "4 attempts failed")) {
 			t.Errorf("%d failures: err = %v, want it to say how many attempts failed", tc.fails, err)
 		}
+	}
+}
+
+// TestEchoedTokenIsRedacted: a server that echoes the Authorization header in its error
+// body and headers gets the token into no error, no answer and no store object.
+func TestEchoedTokenIsRedacted(t *testing.T) {
+	e := newEnv(t, fakegithub.Options{})
+	e.fake.AddFault(fakegithub.Fault{Path: "/repos/acme/widgets", Kind: fakegithub.EchoAuth, Times: 1})
+	tr := e.transport("c1", ghhttp.Config{MaxAttempts: 2})
+	c := e.client(tr)
+	_, resp, err := c.Repositories.Get(context.Background(), "acme", "widgets")
+	if err == nil {
+		t.Fatal("no error from a 401")
+	}
+	if strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "Bearer [token]") {
+		t.Errorf("error %q: want the token redacted", err)
+	}
+	if resp == nil || strings.Contains(resp.Header.Get("X-Debug-Authorization"), token) {
+		t.Errorf("response header %v holds the token", resp)
+	}
+	walkStore(t, e.store.Dir())
+}
+
+// walkStore fails the test when a file of the store holds the token or its prefix.
+func walkStore(t *testing.T, dir string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, []byte(token[:12])) {
+			t.Errorf("%s holds the token", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -140,12 +140,7 @@ func unwrapURLError(err error) error {
 }
 
 // redact removes the token from text that came from elsewhere (a server echoing a header).
-func (c *Client) redact(s string) string {
-	if c.Token == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.Token, "[token]")
-}
+func (c *Client) redact(s string) string { return schemas.RedactToken(s, c.Token) }
 
 func errorMessage(h http.Header, body []byte) string {
 	if m := h.Get("X-Error-Message"); m != "" {

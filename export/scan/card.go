@@ -30,7 +30,7 @@ type cardItem struct {
 // CardSection writes the credential-scan sentences of the dataset card's "Personal and
 // Sensitive Information" section from the record's decided findings. taskIDs are the
 // instance ids of the exported tasks; findings of other instances are candidates and are
-// summarised without ids. Run logs are not published and are left out, as are unreviewed
+// summarised without ids. Run logs and the crawl cache are not published and are left out, as are unreviewed
 // findings: call it after CheckReviewed.
 func CardSection(rec *Record, taskIDs []string) string {
 	isTask := map[string]bool{}
@@ -40,7 +40,7 @@ func CardSection(rec *Record, taskIDs []string) string {
 	seen := map[cardItem]bool{}
 	var tasks, others []cardItem
 	for _, o := range rec.Findings {
-		if o.Decision == nil || o.Field == FieldRunLog { // run logs are not published
+		if o.Decision == nil || !published(o.Field) {
 			continue
 		}
 		it := cardItem{o.InstanceID, phrase(o), o.Decision.Decision == DecisionRedact, o.Set}

@@ -1,7 +1,10 @@
 // Package scan is the credential scan of everything envgap exports or stores: the text
 // fields of every candidate and task (problem_statement, patch, gold_files and
-// project_files contents, commands, failure patterns) and the captured step outputs of
-// the runs behind every verdict.
+// project_files contents, commands, failure patterns), the captured step outputs of
+// the runs behind every verdict, and the bodies of the crawl's cached GitHub answers
+// (field crawl_cache, path "METHOD URL": a server may echo a credential into an answer).
+// Run logs and the crawl cache are stored, not published: their findings still need a
+// decision before an export, but the card does not list them.
 //
 // # Engine
 //

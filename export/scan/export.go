@@ -85,7 +85,7 @@ func CheckReviewed(st *data.Store) error {
 		}
 	}
 	for _, s := range rec.Skipped {
-		if s.Field != FieldRunLog {
+		if published(s.Field) {
 			stale = append(stale, fmt.Sprintf("%s %s %s was not scanned: %s", s.InstanceID, s.Field, s.Path, s.Reason))
 		}
 	}

@@ -15,11 +15,17 @@ const (
 	FieldGoldFiles    = "gold_files"
 	FieldProjectFiles = "project_files"
 	FieldRunLog       = "run_log"
+	FieldCrawlCache   = "crawl_cache" // a cached GitHub answer; Path is "METHOD URL"
 )
 
-// Object is something the scan read: a task row, a candidate or a verdict (with its runs).
+// published reports whether texts of a field are published (run logs and the crawl cache
+// are only stored).
+func published(field string) bool { return field != FieldRunLog && field != FieldCrawlCache }
+
+// Object is something the scan read: a task row, a candidate, a verdict (with its runs) or
+// a cached GitHub answer.
 type Object struct {
-	Kind       string         `json:"kind"` // task, candidate, verdict
+	Kind       string         `json:"kind"` // task, candidate, verdict, github_response
 	InstanceID string         `json:"instance_id"`
 	Digest     schemas.Digest `json:"digest"`
 }

@@ -44,7 +44,8 @@ type Text struct {
 	Content    string
 }
 
-// Run scans every text of the store (tasks, candidates, run logs of verdicts), applies the
+// Run scans every text of the store (tasks, candidates, run logs of verdicts, the crawl's
+// cached GitHub answers), applies the
 // review decisions, stores the Record and points scans/latest at it.
 func Run(ctx context.Context, st *data.Store, sc *Scanner, opts RunOptions) (*Record, schemas.Digest, error) {
 	if opts.Now == nil {
@@ -254,6 +255,47 @@ func collect(ctx context.Context, st *data.Store, rec *Record, max int64, out ch
 						return err
 					}
 				}
+			}
+		}
+	}
+	return collectCrawlCache(st, rec, max, send)
+}
+
+// cachedAnswer is the part of a cached GitHub answer (crawl/ghhttp's record) the scan reads.
+type cachedAnswer struct {
+	Method string         `json:"method"`
+	URL    string         `json:"url"`
+	Body   schemas.Digest `json:"body"`
+}
+
+// collectCrawlCache sends the bodies of the crawl's cached GitHub answers: a server may
+// have echoed a credential into one (not published, but stored).
+func collectCrawlCache(st *data.Store, rec *Record, max int64, send func(Text) error) error {
+	seen := map[schemas.Digest]bool{}
+	for _, stage := range []string{data.MemoGitHubHTTP, data.MemoGitHubCrawl} {
+		results, err := st.MemoResults(stage)
+		if err != nil {
+			return err
+		}
+		for _, d := range results {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			var a cachedAnswer
+			if err := st.GetJSON(d, &a); err != nil || a.Body.IsZero() {
+				rec.Skipped = append(rec.Skipped, Skip{"", FieldCrawlCache, d.Short(), 0, fmt.Sprintf("not a cached answer: %v", err)})
+				continue
+			}
+			rec.Objects = append(rec.Objects, Object{"github_response", "", d})
+			path := a.Method + " " + a.URL
+			b, err := readCapped(st, a.Body, max)
+			if err != nil {
+				rec.Skipped = append(rec.Skipped, Skip{"", FieldCrawlCache, path, int64(len(b)), err.Error()})
+				continue
+			}
+			if err := send(Text{Field: FieldCrawlCache, Path: path, Content: string(b)}); err != nil {
+				return err
 			}
 		}
 	}
