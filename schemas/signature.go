@@ -51,11 +51,17 @@ var sigRules = []sigRule{
 	{ecoPy, regexp.MustCompile(`Failed building wheel for|Failed to build `), 70},
 	{ecoPy, regexp.MustCompile(`error: subprocess-exited-with-error`), 60},
 	{ecoPy, regexp.MustCompile(`error: metadata-generation-failed|error: legacy-install-failure|Could not build wheels for|externally-managed-environment`), 55},
+	// python -m build (pypa/build) without isolation: "ERROR Missing dependencies:", the
+	// unmet requirements on the lines after it.
+	{ecoPy, regexp.MustCompile(`^ERROR Missing dependencies:?$`), 84},
+	{ecoPy, regexp.MustCompile(`^ERROR Backend subprocess exited when trying to invoke `), 50},
 	{ecoPy, regexp.MustCompile(`^ERROR: `), 20},
 
 	// npm and node.
 	{ecoJS, regexp.MustCompile(`Cannot find module |Cannot find package |ERR_MODULE_NOT_FOUND`), 100},
 	{ecoJS, regexp.MustCompile(`ERR_REQUIRE_ESM`), 95},
+	// A subpath the installed version no longer exports (require('uuid/v4') on uuid 7+).
+	{ecoJS, regexp.MustCompile(`ERR_PACKAGE_PATH_NOT_EXPORTED\]?: |Package subpath '[^']*' is not defined by "exports"`), 90},
 	{ecoJS, regexp.MustCompile(`^npm (?:ERR!|error) notarget No matching version found for|^npm (?:ERR!|error) 404 .* is not in (?:this|the npm) registry`), 92},
 	{ecoJS, regexp.MustCompile(`^npm (?:ERR!|error) code (?:ERESOLVE|ETARGET|E404|EBADENGINE|EINTEGRITY|ENOVERSIONS)\b`), 85},
 	{ecoJS, regexp.MustCompile(`Unsupported engine|not compatible with your version of node`), 78},

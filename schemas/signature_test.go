@@ -27,6 +27,9 @@ func TestFailureSignature(t *testing.T) {
 		{"node_cannot_find.txt", EcosystemJavaScript, "Error: Cannot find module 'express'"},
 		{"node_esm.txt", EcosystemJavaScript, "Error [ERR_REQUIRE_ESM]: require() of ES Module /work/node_modules/chalk/source/index.js from /work/index.js not supported."},
 		{"node_not_function.txt", EcosystemJavaScript, ""},
+		{"node_path_not_exported.txt", EcosystemJavaScript, `Error [ERR_PACKAGE_PATH_NOT_EXPORTED]: Package subpath './v4' is not defined by "exports" in /work/node_modules/uuid/package.json`},
+		{"pybuild_missing.txt", EcosystemPython, "ERROR Missing dependencies:"},
+		{"py_traceback_attribute.txt", EcosystemPython, ""},
 		{"npm_gyp.txt", EcosystemJavaScript, "npm ERR! gyp ERR! stack Error: `gyp` failed with exit code: 1"},
 		{"mvn_resolve.txt", EcosystemJava, "[ERROR] Failed to execute goal on project demo: Could not resolve dependencies for project com.example:demo:jar:1.0-SNAPSHOT: Could not find artifact com.example:missing-lib:jar:9.9.9 in central (https://repo.maven.apache.org/maven2) -> [Help 1]"},
 		{"mvn_package.txt", EcosystemJava, "[ERROR] /work/src/main/java/com/example/App.java:[3,23] package com.google.gson does not exist"},
@@ -234,5 +237,92 @@ func BenchmarkFailureSignature(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		FailureSignature(EcosystemJavaScript, big)
+	}
+}
+
+// TestErrorLine reads real outputs of each ecosystem's tools (made in the evaluation
+// images; see the fixtures) and checks the line that identifies the failure.
+func TestErrorLine(t *testing.T) {
+	tests := []struct {
+		file string
+		eco  Ecosystem
+		want string
+	}{
+		// Python: a traceback ends with its exception.
+		{"py_traceback_attribute.txt", EcosystemPython, "AttributeError: module 'collections' has no attribute 'Mapping'"},
+		{"py_import_error.txt", EcosystemPython, "ImportError: cannot import name 'escape' from 'jinja2' (/usr/local/lib/python3.10/dist-packages/jinja2/__init__.py)"},
+		// pip: the recognised failure inside its boxed subprocess output.
+		{"pip_setup_cython.txt", EcosystemPython, "ModuleNotFoundError: No module named 'Cython'"},
+		{"pip_cython3.txt", EcosystemPython, "error: subprocess-exited-with-error"},
+		{"pip_no_version.txt", EcosystemPython, "ERROR: Could not find a version that satisfies the requirement torch==1.4.0 (from versions: 1.11.0, 1.12.0, 1.12.1, 1.13.0)"},
+		// python -m build without isolation.
+		{"pybuild_missing.txt", EcosystemPython, "ERROR Missing dependencies:"},
+		// Node.js: the thrown error, not the version banner printed last.
+		{"node_path_not_exported.txt", EcosystemJavaScript, `Error [ERR_PACKAGE_PATH_NOT_EXPORTED]: Package subpath './v4' is not defined by "exports" in /work/node_modules/uuid/package.json`},
+		{"node_not_function.txt", EcosystemJavaScript, "TypeError: lib.doThing is not a function"},
+		{"node_cannot_find.txt", EcosystemJavaScript, "Error: Cannot find module 'express'"},
+		{"npm_eresolve.txt", EcosystemJavaScript, "npm ERR! code ERESOLVE"},
+		// Maven: the failed goal with its cause, not the help lines after it.
+		{"mvn_missing_artifact.txt", EcosystemJava, "[ERROR] Failed to execute goal on project demo: Could not resolve dependencies for project demo:demo:jar:1.0: Could not find artifact com.google.code.gson:gson:jar:2.10.1 in debian-maven-repo (file:///usr/share/maven-repo) -> [Help 1]"},
+		{"mvn_package.txt", EcosystemJava, "[ERROR] /work/src/main/java/com/example/App.java:[3,23] package com.google.gson does not exist"},
+		{"java_noclass.txt", EcosystemJava, `Exception in thread "main" java.lang.NoClassDefFoundError: com/google/gson/Gson`},
+		// CMake: the message of a FATAL_ERROR, the package pkg-config did not find.
+		{"cmake_message.txt", EcosystemCPP, "libsodium headers not found; install libsodium-dev"},
+		{"cmake_pkg_check.txt", EcosystemCPP, "--   Package 'libzmq', required by 'virtual:world', not found"},
+		{"cmake_openssl.txt", EcosystemCPP, "Could NOT find OpenSSL, try to set the path to OpenSSL root folder in the"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.eco)+"/"+tt.file, func(t *testing.T) {
+			text := readSigFixture(t, tt.file)
+			got, ok := ErrorLine(tt.eco, text)
+			if !ok || got != tt.want {
+				t.Fatalf("ErrorLine = %q, %v; want %q", got, ok, tt.want)
+			}
+			re, err := regexp.Compile(FailureRegex(got))
+			if err != nil {
+				t.Fatalf("FailureRegex(%q) does not compile: %v", got, err)
+			}
+			if line, ok := MatchedLine(re, text); !ok || line != got {
+				t.Errorf("MatchedLine(FailureRegex(line)) = %q, %v; want the line back", line, ok)
+			}
+		})
+	}
+}
+
+func TestErrorLineFallbacks(t *testing.T) {
+	tests := []struct {
+		name, text, want string
+		ok               bool
+	}{
+		{"last plain line", "building\nsomething went wrong here\n\nNode.js v20.20.2\n", "something went wrong here", true},
+		{"only trailers", "Node.js v20.20.2\n[ERROR] \n", "", false},
+		{"nothing", "\n\n", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := ErrorLine(EcosystemJavaScript, tt.text)
+			if got != tt.want || ok != tt.ok {
+				t.Fatalf("ErrorLine = %q, %v; want %q, %v", got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestMatchedLine(t *testing.T) {
+	text := "Collecting x\r\n  error: subprocess-exited-with-error\r\n  more\n"
+	tests := []struct {
+		re, want string
+		ok       bool
+	}{
+		{`error:\ subprocess\-exited\-with\-error`, "error: subprocess-exited-with-error", true},
+		{`\n\s*error: sub`, "error: subprocess-exited-with-error", true},
+		{`(?m)more$`, "more", true},
+		{`absent`, "", false},
+	}
+	for _, tt := range tests {
+		got, ok := MatchedLine(regexp.MustCompile(tt.re), text)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("MatchedLine(%s) = %q, %v; want %q, %v", tt.re, got, ok, tt.want, tt.ok)
+		}
 	}
 }

@@ -14,6 +14,7 @@ type Observation struct {
 	BeforeMatched bool   // ... and expected_failure_regex matched its output
 	FailedStep    string // the first failing step before the fix
 	FailedLine    string // the line identifying that failure
+	Recognised    bool   // its output holds a recognised environment failure (schemas.FailureSignature)
 	AfterResolved bool   // resolve and run exited 0 after the fix
 	AfterFailure  string // why the after-run did not resolve, in words
 }

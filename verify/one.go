@@ -84,10 +84,8 @@ func (s *Stage) one(ctx context.Context, cr *core.Core, c data.CandidateEntry, o
 		if err != nil {
 			return fail(id, err)
 		}
-		if recipe.ExpectedFailureRegex == "" && o.BeforeFailed && o.FailedLine != "" && sig == "" {
-			if line, ok := schemas.FailureSignature(c.Ecosystem, o.FailedLine); ok {
-				sig, derivedRegex = line, schemas.FailureRegex(line)
-			}
+		if recipe.ExpectedFailureRegex == "" && o.BeforeFailed && o.Recognised && o.FailedLine != "" && sig == "" {
+			sig, derivedRegex = o.FailedLine, schemas.FailureRegex(o.FailedLine)
 		}
 		obs = append(obs, o)
 	}
@@ -180,6 +178,11 @@ func (s *Stage) observe(eco schemas.Ecosystem, before, after *schemas.Run) (Obse
 	}
 	if st != nil {
 		o.BeforeFailed, o.FailedStep, o.FailedLine = true, st.Name, line
+		out, err := s.Store.Get(st.Output)
+		if err != nil {
+			return o, err
+		}
+		_, o.Recognised = schemas.FailureSignature(eco, string(out))
 	}
 	if !after.Resolved {
 		o.AfterFailure = "no run step"
@@ -195,8 +198,8 @@ func (s *Stage) observe(eco schemas.Ecosystem, before, after *schemas.Run) (Obse
 }
 
 // failureOf returns the step that decides a run's failure, with the line of its output
-// that identifies it: the step the expected pattern matched, else the first recipe step
-// that failed; nil when no step failed.
+// that identifies it: the step the expected pattern matched, with the line the pattern
+// matches, else the first recipe step that failed; nil when no step failed.
 func (s *Stage) failureOf(eco schemas.Ecosystem, r *schemas.Run) (*schemas.StepRecord, string, error) {
 	for i := range r.Steps {
 		st := &r.Steps[i]
@@ -206,6 +209,13 @@ func (s *Stage) failureOf(eco schemas.Ecosystem, r *schemas.Run) (*schemas.StepR
 		out, err := s.Store.Get(st.Output)
 		if err != nil {
 			return nil, "", err
+		}
+		if r.MatchedStep != "" {
+			if re, err := schemas.CompileFailureRegex(r.Recipe.ExpectedFailureRegex); err == nil {
+				if line, ok := schemas.MatchedLine(re, string(core.StripANSI(out))); ok && line != "" {
+					return st, line, nil
+				}
+			}
 		}
 		return st, failureLine(eco, *st, out), nil
 	}
@@ -224,19 +234,11 @@ func exitWords(st schemas.StepRecord) string {
 	return fmt.Sprintf("exited %d", st.ExitCode)
 }
 
-// failureLine picks the line of a failing step's output that identifies the failure.
+// failureLine picks the line of a failing step's output that identifies the failure
+// (schemas.ErrorLine), or says how the step ended when it printed nothing.
 func failureLine(eco schemas.Ecosystem, st schemas.StepRecord, out []byte) string {
-	if line, ok := schemas.FailureSignature(eco, string(out)); ok {
+	if line, ok := schemas.ErrorLine(eco, string(out)); ok {
 		return line
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			if len(l) > schemas.MaxSignatureLen {
-				l = l[:schemas.MaxSignatureLen]
-			}
-			return l
-		}
 	}
 	return exitWords(st)
 }
