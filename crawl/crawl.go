@@ -24,8 +24,11 @@ import (
 // DefaultAPIURL is GitHub's REST base.
 const DefaultAPIURL = "https://api.github.com/"
 
-// MaxProblemBody is where problem_statement cuts an issue body (in characters).
-const MaxProblemBody = 3000
+// MaxProblemBody is where problem_statement cuts a pathologically long issue body, in
+// bytes (1 MiB; the cut falls on a character boundary). Bodies up to it are kept whole.
+// problem_statement_truncated is true for a body cut here, as it is for the bodies an
+// earlier collection cut at 3,000 characters.
+const MaxProblemBody = 1 << 20
 
 // MaxPRFiles is the most files GitHub lists for a pull request; a longer list is cut.
 const MaxPRFiles = 3000
@@ -464,12 +467,16 @@ func (c *crawler) loadFix(rec *fixRecord) ([]schemas.File, string, error) {
 }
 
 // problemStatement is the card's problem_statement: the title, a blank line, then the
-// body cut at MaxProblemBody characters.
+// whole body, cut only when it is longer than MaxProblemBody bytes (truncated is then
+// true).
 func problemStatement(title, body string) (string, bool) {
 	truncated := false
-	if utf8.RuneCountInString(body) > MaxProblemBody {
-		r := []rune(body)
-		body = string(r[:MaxProblemBody])
+	if len(body) > MaxProblemBody {
+		cut := MaxProblemBody
+		for cut > 0 && !utf8.RuneStart(body[cut]) {
+			cut--
+		}
+		body = body[:cut]
 		truncated = true
 	}
 	return title + "\n\n" + body, truncated

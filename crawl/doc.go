@@ -31,7 +31,11 @@
 //
 // # Both
 //
-// problem_statement is the title, a blank line and the body cut at 3,000 characters.
+// problem_statement is the title, a blank line and the whole body, as the card's example
+// row (PyRoaringBitMap-93, ~10,700 characters, problem_statement_truncated false) has it.
+// Only a pathological body over MaxProblemBody (1 MiB) is cut, on a character boundary,
+// and then problem_statement_truncated is true; the flag otherwise describes bodies an
+// earlier collection cut at 3,000 characters, which stay as agents saw them.
 // repo_license is GitHub's SPDX id (null for none or NOASSERTION). The ecosystem and the
 // manifests are read from the tree at base_commit (FindManifests, ChooseProject): the
 // ecosystems whose manifests the tree has, preferring for Reported the ones the issue's
