@@ -127,7 +127,7 @@ var vendorDirs = map[string]bool{
 
 // sourceExts are extensions of program source.
 var sourceExts = map[string]bool{
-	".py": true, ".pyx": true, ".pxd": true, ".pyi": true, ".js": true, ".mjs": true, ".cjs": true,
+	".py": true, ".pyx": true, ".pxd": true, ".pxi": true, ".pyi": true, ".js": true, ".mjs": true, ".cjs": true,
 	".jsx": true, ".ts": true, ".tsx": true, ".mts": true, ".cts": true, ".vue": true, ".svelte": true,
 	".java": true, ".kt": true, ".kts": true, ".scala": true, ".groovy": true, ".c": true, ".h": true,
 	".cc": true, ".cpp": true, ".cxx": true, ".c++": true, ".hh": true, ".hpp": true, ".hxx": true,

@@ -49,8 +49,9 @@ func TestClassifyPath(t *testing.T) {
 		// Python source and tests.
 		{"src/pkg/__init__.py", c{Kind: crawl.KindSource}},
 		{"pkg/_version.py", c{Kind: crawl.KindSource}},
-		{"pyroaring/abstract_bitmap.pxi", c{Kind: crawl.KindOther}},
+		{"pyroaring/abstract_bitmap.pxi", c{Kind: crawl.KindSource}},
 		{"pyroaring/bitmap.pyx", c{Kind: crawl.KindSource}},
+		{"pyroaring/croaring_version.pxi", c{Kind: crawl.KindSource}},
 		{"tests/test_core.py", c{Kind: crawl.KindTest}},
 		{"test/unit/test_x.py", c{Kind: crawl.KindTest}},
 		{"pkg/tests/test_api.py", c{Kind: crawl.KindTest}},

@@ -37,7 +37,7 @@ const MaxPRFiles = 3000
 const GitStage = "crawl-git"
 
 // gitMemoVersion changes whenever what the git memo records depends on changes.
-const gitMemoVersion = "1"
+const gitMemoVersion = "2"
 
 // Options configure one GitHub crawl.
 type Options struct {

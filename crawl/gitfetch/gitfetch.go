@@ -274,7 +274,7 @@ func (s *Snapshots) Diff(ctx context.Context, from, to string, paths []string) (
 	if err != nil {
 		return "", fmt.Errorf("diff %s..%s: %w", from, to, err)
 	}
-	return p.String(), nil
+	return PatchText(p), nil
 }
 
 // TreeFile is one file of a commit's tree.
@@ -336,4 +336,42 @@ func ReadCommit(ctx context.Context, gitURL, commit, tmpDir string) ([]TreeFile,
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// PatchText writes a patch in the card's form: git's unified diff ("diff --git" headers,
+// mode, rename, new and deleted file lines, three lines of context) without the "index"
+// lines of blob hashes and with bare hunk headers ("@@ -72,7 +72,7 @@", no heading after
+// them). `git apply` and `patch -p1` apply it as they apply git's own output.
+func PatchText(p *object.Patch) string {
+	return CardPatch(p.String())
+}
+
+// CardPatch rewrites a git unified diff in the card's form (see PatchText).
+func CardPatch(diff string) string {
+	if diff == "" {
+		return ""
+	}
+	lines := strings.SplitAfter(diff, "\n")
+	var b strings.Builder
+	b.Grow(len(diff))
+	header := false // between "diff --git" and the first hunk
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			header = true
+		case header && strings.HasPrefix(l, "index "):
+			continue
+		case strings.HasPrefix(l, "@@ "):
+			header = false
+			if end := strings.Index(l[3:], " @@"); end >= 0 {
+				nl := ""
+				if strings.HasSuffix(l, "\n") {
+					nl = "\n"
+				}
+				l = l[:3+end+3] + nl
+			}
+		}
+		b.WriteString(l)
+	}
+	return b.String()
 }

@@ -171,3 +171,74 @@ func TestReadCommit(t *testing.T) {
 		t.Errorf("setup.py = %q", files[1].Content)
 	}
 }
+
+// The card's patch form: no index lines, bare hunk headers; git applies it.
+func TestDiffInTheCardsForm(t *testing.T) {
+	dir := t.TempDir()
+	r := gittest.Init(t, dir)
+	var setup strings.Builder
+	for i := 1; i <= 80; i++ {
+		if i == 75 {
+			setup.WriteString("    setup_requires=['cython'],\n")
+			continue
+		}
+		setup.WriteString("line " + strings.Repeat("x", i%7) + "\n")
+	}
+	before := setup.String()
+	after := strings.Replace(before, "['cython']", "['cython<3.0.0']", 1)
+	base := r.Commit("", t0, "base", map[string]*string{"setup.py": gittest.S(before), "old.cfg": gittest.S("[x]\n")})
+	head := r.Commit(base, t0.Add(time.Hour), "pin", map[string]*string{"setup.py": gittest.S(after), "old.cfg": nil, "new.toml": gittest.S("[y]\n")})
+	r.SetRef("refs/heads/main", head)
+	s, err := gitfetch.Open(filepath.Join(t.TempDir(), "snap"), "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range []string{base, head} {
+		if err := s.Fetch(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := s.Diff(ctx, base, head, []string{"new.toml", "old.cfg", "setup.py"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(d, "\n") {
+		if strings.HasPrefix(l, "index ") || strings.HasPrefix(l, "@@") && !strings.HasSuffix(l, " @@") {
+			t.Errorf("line %q is not in the card's form:\n%s", l, d)
+		}
+	}
+	if !strings.Contains(d, "diff --git a/setup.py b/setup.py\n--- a/setup.py\n+++ b/setup.py\n@@ -72,7 +72,7 @@\n") ||
+		!strings.Contains(d, "new file mode 100644\n--- /dev/null\n+++ b/new.toml\n") || !strings.Contains(d, "deleted file mode 100644\n--- a/old.cfg\n+++ /dev/null\n") {
+		t.Errorf("diff:\n%s", d)
+	}
+	work := t.TempDir()
+	if out, err := gitCLI(t, work, "init", "-q"); err != nil {
+		t.Fatal(out)
+	}
+	os.WriteFile(filepath.Join(work, "setup.py"), []byte(before), 0o644)
+	os.WriteFile(filepath.Join(work, "old.cfg"), []byte("[x]\n"), 0o644)
+	pf := filepath.Join(t.TempDir(), "fix.patch")
+	os.WriteFile(pf, []byte(d), 0o644)
+	if out, err := gitCLI(t, work, "apply", pf); err != nil {
+		t.Fatalf("git apply: %v\n%s", err, out)
+	}
+	got, _ := os.ReadFile(filepath.Join(work, "setup.py"))
+	if string(got) != after {
+		t.Error("git apply did not give the head's setup.py")
+	}
+	if _, err := os.Stat(filepath.Join(work, "old.cfg")); !os.IsNotExist(err) {
+		t.Error("old.cfg was not deleted")
+	}
+}
+
+func TestCardPatch(t *testing.T) {
+	in := "diff --git a/setup.py b/setup.py\nindex 0123abc..4567def 100644\n--- a/setup.py\n+++ b/setup.py\n@@ -72,7 +72,7 @@ setup(\n     version=VERSION,\n-index = 1\n+index = 2\n@@ -1 +1 @@\n-a\n+b\n"
+	want := "diff --git a/setup.py b/setup.py\n--- a/setup.py\n+++ b/setup.py\n@@ -72,7 +72,7 @@\n     version=VERSION,\n-index = 1\n+index = 2\n@@ -1 +1 @@\n-a\n+b\n"
+	if got := gitfetch.CardPatch(in); got != want {
+		t.Errorf("CardPatch =\n%s\nwant\n%s", got, want)
+	}
+	if gitfetch.CardPatch("") != "" {
+		t.Error("empty diff")
+	}
+}

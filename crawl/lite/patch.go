@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/envgap/envgap/crawl/gitfetch"
 	"github.com/envgap/envgap/schemas"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
@@ -32,8 +33,8 @@ func Overlay(project, fix []schemas.File) []schemas.File {
 	return out
 }
 
-// Patch returns a fix as a unified diff in git's format (diff --git, index lines, three
-// lines of context) against the project as written; `git apply` applies it to a checkout
+// Patch returns a fix as a unified diff in the card's form (gitfetch.PatchText: diff --git
+// headers, no index lines, bare hunk headers, three lines of context) against the project as written; `git apply` applies it to a checkout
 // of the base commit. An empty fix gives "".
 func Patch(project, fix []schemas.File) (string, error) {
 	if len(fix) == 0 {
@@ -62,5 +63,5 @@ func Patch(project, fix []schemas.File) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("patch: %w", err)
 	}
-	return p.String(), nil
+	return gitfetch.PatchText(p), nil
 }
