@@ -329,3 +329,22 @@ func TestIssueFailurePrefersTheBody(t *testing.T) {
 		}
 	}
 }
+
+func TestPipfileDeclaresPackages(t *testing.T) {
+	tests := []struct {
+		name, content string
+		want          bool
+	}{
+		// PyRoaringBitMap's Pipfile at the card's example base commit.
+		{"dev-packages only", "[[source]]\nurl = \"https://pypi.org/simple\"\nverify_ssl = true\nname = \"pypi\"\n\n[packages]\n\n[dev-packages]\nCython = \">=0.21\"\nhypothesis = \"<3.60\"\n\n[requires]\npython_version = \"3.6\"\n", false},
+		{"packages", "[packages]\nrequests = \"*\"\n\n[dev-packages]\npytest = \"*\"\n", true},
+		{"packages with a comment only", "[packages]\n# none yet\n[dev-packages]\npytest = \"*\"\n", false},
+		{"table entry", "[ packages ]\ndjango = {version = \">=4\"}\n", true},
+		{"empty", "", false},
+	}
+	for _, tt := range tests {
+		if got := crawl.PipfileDeclaresPackages(tt.content); got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -355,9 +356,21 @@ func (c *crawler) manifestsAt(ctx context.Context, info *repoInfo, commit string
 	}
 	rec = treeRecord{Kind: "crawl_tree", Commit: commit, Manifests: []string{}}
 	for _, p := range paths {
-		if ClassifyPath(p).Kind == KindManifest {
-			rec.Manifests = append(rec.Manifests, p)
+		if ClassifyPath(p).Kind != KindManifest {
+			continue
 		}
+		if strings.EqualFold(path.Base(p), "Pipfile") {
+			// A Pipfile that lists only dev-packages declares nothing the project needs
+			// to run (PyRoaringBitMap's lists Cython and test tools there).
+			f, ok, err := s.ReadFile(commit, p)
+			if err != nil {
+				return nil, err
+			}
+			if !ok || !PipfileDeclaresPackages(string(f.Content)) {
+				continue
+			}
+		}
+		rec.Manifests = append(rec.Manifests, p)
 	}
 	d, err := c.deps.Store.PutJSON(&rec)
 	if err != nil {

@@ -170,3 +170,24 @@ func primaryOf(e schemas.Ecosystem, list []string) string {
 	}
 	return best
 }
+
+// PipfileDeclaresPackages reports whether a Pipfile lists at least one package under
+// [packages], the dependencies the project needs to run; one that lists only
+// [dev-packages] (test and build tools) is not the project's manifest.
+func PipfileDeclaresPackages(content string) bool {
+	in := false
+	for _, l := range strings.Split(content, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if strings.HasPrefix(l, "[") {
+			in = strings.EqualFold(strings.Trim(l, "[] \t"), "packages")
+			continue
+		}
+		if in && strings.Contains(l, "=") {
+			return true
+		}
+	}
+	return false
+}
