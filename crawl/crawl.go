@@ -122,6 +122,14 @@ type crawler struct {
 	cands   []schemas.Candidate
 	rejects []schemas.CrawlReject
 	report  *Report
+
+	// stored are the candidates the store held when the crawl started, by instance id.
+	stored map[string]data.CandidateEntry
+	// covered maps "owner/name#issue" to the Repaired candidate whose pull request closes
+	// that issue (from the reports of earlier prs crawls and from this one).
+	covered map[string]string
+	// breakages are this crawl's Repaired candidates' breakages, by instance id.
+	breakages map[string]Breakage
 }
 
 func newCrawler(cmd string, opts Options, deps Deps) (*crawler, error) {
@@ -192,7 +200,54 @@ func newCrawler(cmd string, opts Options, deps Deps) (*crawler, error) {
 	if !opts.Since.IsZero() {
 		c.report.Since = opts.Since.UTC().Format(time.RFC3339)
 	}
+	if err := c.loadStored(); err != nil {
+		os.RemoveAll(work)
+		return nil, err
+	}
 	return c, nil
+}
+
+// loadStored reads what earlier crawls left: the stored candidates and the breakages the
+// prs crawls' reports list (only those whose candidate is still stored count).
+func (c *crawler) loadStored() error {
+	st := c.deps.Store
+	all, err := st.Candidates()
+	if err != nil {
+		return err
+	}
+	c.stored = make(map[string]data.CandidateEntry, len(all))
+	for _, e := range all {
+		c.stored[e.InstanceID] = e
+	}
+	c.covered, c.breakages = map[string]string{}, map[string]Breakage{}
+	refs, err := st.Refs(data.RefCrawls)
+	if err != nil {
+		return err
+	}
+	for _, r := range refs {
+		var rep Report
+		if err := st.GetJSON(r.Digest, &rep); err != nil {
+			return fmt.Errorf("crawl report %s: %w", r.Name, err)
+		}
+		for _, b := range rep.Breakages {
+			if e, ok := c.stored[b.Candidate]; !ok || e.Set != schemas.SourceRepaired {
+				continue
+			}
+			for _, n := range b.Issues {
+				c.covered[issueKey(b.Repo, n)] = b.Candidate
+			}
+		}
+	}
+	return nil
+}
+
+func issueKey(repo string, n int) string { return fmt.Sprintf("%s#%d", strings.ToLower(repo), n) }
+
+// coveredBy returns the Repaired candidate (other than id) whose pull request closes the
+// issue, if any: the issue is part of that candidate's breakage.
+func (c *crawler) coveredBy(repo string, n int, id string) (string, bool) {
+	by, ok := c.covered[issueKey(repo, n)]
+	return by, ok && by != id
 }
 
 func (c *crawler) close() { os.RemoveAll(c.workDir) }
@@ -540,8 +595,12 @@ func (c *crawler) finish() (*Report, error) {
 			}
 		}
 		keep = append(keep, cand)
+		if b, ok := c.breakages[cand.InstanceID]; ok {
+			c.report.Breakages = append(c.report.Breakages, b)
+		}
 	}
 	sort.Slice(keep, func(i, j int) bool { return keep[i].InstanceID < keep[j].InstanceID })
+	sort.Slice(c.report.Breakages, func(i, j int) bool { return c.report.Breakages[i].Candidate < c.report.Breakages[j].Candidate })
 	sort.SliceStable(c.rejects, func(i, j int) bool { return c.rejects[i].Ref < c.rejects[j].Ref })
 	res, err := st.AddCandidateSet("crawl-"+c.cmd+"-"+c.opts.CrawlID, "crawl "+c.cmd+" "+c.opts.CrawlID, keep, c.rejects)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/envgap/envgap/crawl"
 	"github.com/envgap/envgap/crawl/fakegithub"
@@ -506,4 +507,82 @@ func TestGraphQLURL(t *testing.T) {
 			t.Errorf("GraphQLURL(%s) = %s, want %s", tc.rest, got, tc.want)
 		}
 	}
+}
+
+// overlayFS serves the files of over, then those of base.
+type overlayFS struct {
+	base fs.FS
+	over map[string]string
+}
+
+func (o overlayFS) Open(name string) (fs.File, error) {
+	if s, ok := o.over[name]; ok {
+		return fstest.MapFS{name: &fstest.MapFile{Data: []byte(s)}}.Open(name)
+	}
+	return o.base.Open(name)
+}
+
+// One breakage, one candidate, across sets: PR #3 closes issues #1 and #10 here, so
+// whichever crawl runs first makes the breakage its candidate and the other adds none.
+func TestOneCandidatePerBreakageAcrossSets(t *testing.T) {
+	base := os.DirFS("testdata/github")
+	b, err := fs.ReadFile(base, "graphql/acme/widgets/pull-3.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := strings.Replace(string(b), `"number": 99,
+        "url": "https://github.com/other/tracker/issues/99",
+        "repository": {
+          "nameWithOwner": "other/tracker"`, `"number": 10,
+        "url": "https://github.com/acme/widgets/issues/10",
+        "repository": {
+          "nameWithOwner": "acme/widgets"`, 1)
+	if two == string(b) {
+		t.Fatal("fixture changed: cannot make PR #3 close issue #10")
+	}
+	fsys := overlayFS{base, map[string]string{"graphql/acme/widgets/pull-3.json": two}}
+	ctx := context.Background()
+
+	t.Run("prs first", func(t *testing.T) {
+		w := newWorldFS(t, fsys)
+		st := newStore(t)
+		prs, err := crawl.CrawlPRs(ctx, w.options("pr-1"), w.deps(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []crawl.Breakage{{Repo: "acme/widgets", PullRequest: 3, Issues: []int{1, 10}, Candidate: "envgap__acme__widgets-1"}}
+		if !reflect.DeepEqual(prs.Breakages, want) {
+			t.Fatalf("breakages %+v, want %+v", prs.Breakages, want)
+		}
+		issues, err := crawl.CrawlIssues(ctx, w.options("issues-1"), w.deps(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rj := rejectsByRef(t, st, issues)
+		if rj["acme/widgets/issues/10"] != crawl.ReasonDuplicate || rj["acme/widgets/issues/1"] != crawl.ReasonAlreadyStored {
+			t.Errorf("issue rejects %v", rj)
+		}
+		if got := ids(t, st); !reflect.DeepEqual(got, []string{"envgap__acme__webapp-21", "envgap__acme__webapp-23", "envgap__acme__widgets-1"}) {
+			t.Errorf("candidates %v", got)
+		}
+	})
+	t.Run("issues first", func(t *testing.T) {
+		w := newWorldFS(t, fsys)
+		st := newStore(t)
+		if _, err := crawl.CrawlIssues(ctx, w.options("issues-1"), w.deps(st)); err != nil {
+			t.Fatal(err)
+		}
+		prs, err := crawl.CrawlPRs(ctx, w.options("pr-1"), w.deps(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prs.Candidates != 0 || rejectsByRef(t, st, prs)["acme/widgets/pull/3"] != crawl.ReasonDuplicate || len(prs.Breakages) != 0 {
+			t.Errorf("prs crawl: %+v, rejects %v", prs, rejectsByRef(t, st, prs))
+		}
+		for _, id := range []string{"envgap__acme__widgets-1", "envgap__acme__widgets-10"} {
+			if c := candidate(t, st, id); c.Set != schemas.SourceReported {
+				t.Errorf("%s is %s", id, c.Set)
+			}
+		}
+	})
 }

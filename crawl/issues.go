@@ -67,6 +67,10 @@ func (c *crawler) issuesOf(ctx context.Context, full string) error {
 func (c *crawler) issue(ctx context.Context, info *repoInfo, is *github.Issue) error {
 	n := is.GetNumber()
 	ref := issueRef(info.full, n)
+	if by, ok := c.coveredBy(info.full, n, schemas.InstanceID(info.full, int64(n))); ok {
+		c.reject(ref, ReasonDuplicate, fmt.Sprintf("the pull request of the repaired candidate %s closes it too: one breakage, one candidate", by))
+		return nil
+	}
 	title, body := is.GetTitle(), is.GetBody()
 	if _, _, ok := IssueFailure("", title, body); !ok {
 		c.reject(ref, ReasonNoFailure, "the issue text has no install, build, resolve or import error line")

@@ -126,6 +126,12 @@ func (c *crawler) prsOf(ctx context.Context, full string) error {
 			c.reject(ref, ReasonIssueNotFound, fmt.Sprintf("none of the issues it closes (%s) can be read", intList(e.issues)))
 			continue
 		}
+		// The issue itself already a Reported candidate: finish rejects it as
+		// already_stored. Another issue it closes already one: the same breakage.
+		if id, ok := c.reportedAmong(full, e.issues, issue.GetNumber()); ok {
+			c.reject(ref, ReasonDuplicate, fmt.Sprintf("closes an issue that is already the reported candidate %s: one breakage, one candidate", id))
+			continue
+		}
 		for _, other := range e.issues {
 			if other != issue.GetNumber() {
 				c.reject(issueRef(full, other), ReasonDuplicate, fmt.Sprintf("closed by pull request #%d together with issue #%d, whose candidate covers it", n, issue.GetNumber()))
@@ -134,6 +140,8 @@ func (c *crawler) prsOf(ctx context.Context, full string) error {
 		if err := c.repaired(ctx, info, e, issue); err != nil {
 			return err
 		}
+		id := schemas.InstanceID(full, int64(issue.GetNumber()))
+		c.breakages[id] = Breakage{Repo: full, PullRequest: n, Issues: append([]int(nil), e.issues...), Candidate: id}
 	}
 	return nil
 }
@@ -366,6 +374,21 @@ func (c *crawler) repaired(ctx context.Context, info *repoInfo, e *envPR, issue 
 	}
 	c.addCandidate(ref, cand)
 	return nil
+}
+
+// reportedAmong returns a stored Reported candidate of one of the issues other than
+// except, if any: a crawl issues that ran first already made the breakage a candidate.
+func (c *crawler) reportedAmong(repo string, issues []int, except int) (string, bool) {
+	for _, n := range issues {
+		if n == except {
+			continue
+		}
+		id := schemas.InstanceID(repo, int64(n))
+		if e, ok := c.stored[id]; ok && e.Set == schemas.SourceReported {
+			return id, true
+		}
+	}
+	return "", false
 }
 
 func intList(ns []int) string {

@@ -42,9 +42,21 @@ type Report struct {
 	CandidateSet         string         `json:"candidate_set"`
 	CandidateSetDigest   schemas.Digest `json:"candidate_set_digest"`
 	Unchanged            bool           `json:"unchanged"`
+	// Breakages lists, for a prs crawl, each Repaired candidate kept with every issue of
+	// its repository its pull request closes: one breakage, so none of those issues
+	// becomes a Reported candidate in a later crawl issues.
+	Breakages []Breakage `json:"breakages,omitempty"`
 
 	// Digest is the stored report's digest (not part of the record).
 	Digest schemas.Digest `json:"-"`
+}
+
+// Breakage is one Repaired candidate's breakage: the pull request and the issues it closes.
+type Breakage struct {
+	Repo        string `json:"repo"`
+	PullRequest int    `json:"pull_request"`
+	Issues      []int  `json:"issues"`
+	Candidate   string `json:"candidate"`
 }
 
 // Print writes the report for people.

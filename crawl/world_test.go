@@ -3,6 +3,7 @@ package crawl_test
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,6 +71,12 @@ func (l *logBuf) String() string {
 
 func newWorld(t testing.TB, faults ...fakegithub.Fault) *world {
 	t.Helper()
+	return newWorldFS(t, os.DirFS("testdata/github"), faults...)
+}
+
+// newWorldFS is newWorld with the fake's fixtures read from fsys.
+func newWorldFS(t testing.TB, fsys fs.FS, faults ...fakegithub.Fault) *world {
+	t.Helper()
 	w := &world{t: t, gitRoot: t.TempDir(), sha: map[string]string{}, logs: &logBuf{},
 		repos: []string{"acme/widgets", "acme/webapp", "acme/gone", "acme/oldname"}}
 	w.buildWidgets()
@@ -81,7 +88,7 @@ func newWorld(t testing.TB, faults ...fakegithub.Fault) *world {
 	// A commit that only ever existed on a branch that was force-pushed away.
 	vars["sha:g7"] = w.sha["g7"]
 	w.clock = fakegithub.NewClock(at("2024-06-01T00:00:00Z"))
-	w.fake = fakegithub.New(t, os.DirFS("testdata/github"), fakegithub.Options{
+	w.fake = fakegithub.New(t, fsys, fakegithub.Options{
 		Token: testToken, Vars: vars, Now: w.clock.Now, MaxPerPage: 2, Faults: faults})
 	return w
 }
