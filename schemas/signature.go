@@ -101,23 +101,13 @@ var ansiRe = regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]")
 // quoting decorations, and capped at MaxSignatureLen bytes. An ecosystem that is not one
 // of the card's uses the rules of every ecosystem.
 func FailureSignature(eco Ecosystem, text string) (line string, ok bool) {
-	known := eco.Valid() == nil
 	best, bestWeight := "", 0
 	for _, raw := range strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == '\r' }) {
 		l := cleanLine(raw)
 		if l == "" {
 			continue
 		}
-		w := 0
-		for _, r := range sigRules {
-			if r.weight <= w || (known && r.ecos != nil && !hasEco(r.ecos, eco)) {
-				continue
-			}
-			if r.re.MatchString(l) {
-				w = r.weight
-			}
-		}
-		if w > bestWeight {
+		if w := lineWeight(eco, l); w > bestWeight {
 			best, bestWeight = l, w
 		}
 	}
