@@ -88,7 +88,9 @@ type Record struct {
 	AfterRun     schemas.Digest    `json:"after_run"`
 	Registry     string            `json:"registry"`
 	Advisories   string            `json:"advisories"`
-	Packages     []PackageResult   `json:"packages"`
+	// Rules is the RulesVersion the flags were decided by.
+	Rules    string          `json:"rules,omitempty"`
+	Packages []PackageResult `json:"packages"`
 	// SecurityFlags and Categories are plain lists in the card's order (export reads them).
 	SecurityFlags []schemas.SecurityFlag `json:"security_flags"`
 	Categories    []schemas.Category     `json:"categories"`
@@ -138,7 +140,7 @@ func (a *Auditor) Audit(ctx context.Context, in Input) (*Record, error) {
 	if a.Now != nil {
 		now = a.Now
 	}
-	rec := &Record{Kind: "audit", InstanceID: in.InstanceID, Ecosystem: in.Ecosystem, RegistryDate: in.RegistryDate,
+	rec := &Record{Kind: "audit", Rules: RulesVersion, InstanceID: in.InstanceID, Ecosystem: in.Ecosystem, RegistryDate: in.RegistryDate,
 		AuditedAt: now().UTC().Format(time.RFC3339), Packages: []PackageResult{}, SecurityFlags: []schemas.SecurityFlag{},
 		Categories: []schemas.Category{}, CategoryRules: []CategoryRule{}}
 	reg, osvEco := a.registryFor(in.Ecosystem)
@@ -275,6 +277,35 @@ func exactVersion(eco schemas.Ecosystem, spec string) string {
 	return ""
 }
 
+// RulesVersion names the flag and category rules; a stored audit decided by other rules
+// is not reused. "2": unpinned means no version constraint at all.
+const RulesVersion = "2"
+
+// Unconstrained reports whether a declared spec puts no version constraint at all on its
+// package: the unpinned flag. Any constraint counts ("cython<3.0.0", "^2.0.0", a Maven
+// range): the card's example fix setup_requires=['cython<3.0.0'] is not unpinned. An
+// empty spec is unconstrained for Python and npm; a Maven dependency without a version
+// takes it from dependency management, so only Maven's LATEST and RELEASE are. (Safe
+// install, the agent score, asks more: an exact pin; see PackageResult.Safe.)
+func Unconstrained(eco schemas.Ecosystem, spec string) bool {
+	s := strings.TrimSpace(spec)
+	switch eco {
+	case schemas.EcosystemJava:
+		return s == "LATEST" || s == "RELEASE"
+	case schemas.EcosystemJavaScript:
+		switch s {
+		case "", "*", "x", "X", "latest", ">=0", ">=0.0.0", "*.*.*", "x.x.x":
+			return true
+		}
+		return false
+	case schemas.EcosystemPython:
+		// A bare name, or pipenv's "*"; extras and markers are not constraints.
+		s = strings.TrimSpace(strings.SplitN(s, ";", 2)[0])
+		return s == "" || s == "*" || s == "==*" || s == ">=0"
+	}
+	return s == "" || s == "*"
+}
+
 // check fills registry and advisory results for pkgs. It asks the registry with up to 8
 // requests at a time.
 func (a *Auditor) check(ctx context.Context, eco schemas.Ecosystem, osvEco string, reg Registry, date time.Time, installed map[string]string, pkgs []PackageResult) error {
@@ -366,7 +397,7 @@ func (a *Auditor) check(ctx context.Context, eco schemas.Ecosystem, osvEco strin
 		if len(p.Advisories) > 0 {
 			p.Flags = append(p.Flags, schemas.FlagVulnerable)
 		}
-		if !p.Pinned && p.Role != RoleDropped {
+		if p.Role != RoleDropped && Unconstrained(eco, p.Spec) {
 			p.Flags = append(p.Flags, schemas.FlagUnpinned)
 		}
 		if a.OSV == nil && p.Version != "" {

@@ -140,7 +140,7 @@ func pyInput() Input {
 		D2: schemas.DepSet{Deps: []schemas.Dependency{dep("oldlib", "0.1", true)}}}
 	after := &schemas.Run{Side: "after",
 		D1: schemas.DepSet{Deps: []schemas.Dependency{dep("cython", "<3.0.0", false), dep("requests", "==2.28.0", true),
-			dep("PyYAML", "==5.3", true), dep("typo-pkg", "==1.0", true)}},
+			dep("PyYAML", "==5.3", true), dep("typo-pkg", "==1.0", true), dep("brand-new", "", false)}},
 		D2: schemas.DepSet{Deps: []schemas.Dependency{dep("cython", "0.29.36", true), dep("requests", "2.28.0", true), dep("pyyaml", "5.3", true)}}}
 	return Input{InstanceID: "envgap__o__py-1", Ecosystem: schemas.EcosystemPython, RegistryDate: "2023-07-30T12:48:33Z",
 		Before: before, After: after,
@@ -174,11 +174,14 @@ func TestAuditPython(t *testing.T) {
 				adv   []string
 				ver   string
 			}{
-				"cython":   {RoleChanged, []schemas.SecurityFlag{schemas.FlagUnpinned}, nil, "0.29.36"},
-				"requests": {RoleUnchanged, nil, nil, "2.28.0"},
-				"PyYAML":   {RoleAdded, []schemas.SecurityFlag{schemas.FlagVulnerable}, []string{"PYSEC-2021-142"}, "5.3"},
-				"typo-pkg": {RoleAdded, []schemas.SecurityFlag{schemas.FlagNonexistent}, nil, "1.0"},
-				"oldlib":   {RoleDropped, []schemas.SecurityFlag{schemas.FlagRemoved}, nil, "0.1"},
+				// A constraint, not an exact pin: not unpinned (the card's example fix).
+				"cython": {RoleChanged, nil, nil, "0.29.36"},
+				// No constraint at all: unpinned.
+				"brand-new": {RoleAdded, []schemas.SecurityFlag{schemas.FlagUnpinned}, nil, ""},
+				"requests":  {RoleUnchanged, nil, nil, "2.28.0"},
+				"PyYAML":    {RoleAdded, []schemas.SecurityFlag{schemas.FlagVulnerable}, []string{"PYSEC-2021-142"}, "5.3"},
+				"typo-pkg":  {RoleAdded, []schemas.SecurityFlag{schemas.FlagNonexistent}, nil, "1.0"},
+				"oldlib":    {RoleDropped, []schemas.SecurityFlag{schemas.FlagRemoved}, nil, "0.1"},
 			}
 			got := byName(rec)
 			if len(got) != len(want) {
@@ -203,8 +206,8 @@ func TestAuditPython(t *testing.T) {
 					t.Errorf("category %s without rule or evidence", c.Category)
 				}
 			}
-			// requests is the only safe one of the four after-fix packages.
-			if rec.SafeInstall != (Safety{Safe: 1, Total: 4, Share: 0.25}) {
+			// requests is the only safe one of the five after-fix packages.
+			if rec.SafeInstall != (Safety{Safe: 1, Total: 5, Share: 0.2}) {
 				t.Errorf("safe install %+v", rec.SafeInstall)
 			}
 		})
@@ -234,8 +237,12 @@ func TestAuditNPMAndMaven(t *testing.T) {
 			[]schemas.Dependency{dep("left-pad", "1.3.0", true), dep("lodash", "4.17.20", true), dep("gone-pkg", "1.0.0", true),
 				dep("@scope/widget", "^2.0.0", false), dep("nope-not-here", "1.0.0", true)},
 			map[string][]schemas.SecurityFlag{"left-pad": nil, "lodash": {schemas.FlagVulnerable}, "gone-pkg": {schemas.FlagNonexistent},
-				"@scope/widget": {schemas.FlagUnpinned}, "nope-not-here": {schemas.FlagNonexistent}},
+				"@scope/widget": nil, "nope-not-here": {schemas.FlagNonexistent}},
 			Safety{Safe: 1, Total: 5, Share: 0.2}},
+		{"npm without a constraint", schemas.EcosystemJavaScript,
+			[]schemas.Dependency{dep("@scope/widget", "*", false), dep("left-pad", "", false)},
+			map[string][]schemas.SecurityFlag{"@scope/widget": {schemas.FlagUnpinned}, "left-pad": {schemas.FlagUnpinned}},
+			Safety{Safe: 0, Total: 2}},
 		{"maven", schemas.EcosystemJava,
 			[]schemas.Dependency{dep("junit:junit", "4.13.2", true), dep("com.example:missing", "1.0", true)},
 			map[string][]schemas.SecurityFlag{"junit:junit": nil, "com.example:missing": {schemas.FlagNonexistent}},
@@ -475,6 +482,34 @@ func TestRemovedVersions(t *testing.T) {
 		}
 		if wantSafe := !c.removed; (safety.Safe == 1) != wantSafe {
 			t.Errorf("%s %s: safe install %+v, want safe %v", name, c.spec, safety, wantSafe)
+		}
+	}
+}
+
+func TestUnconstrained(t *testing.T) {
+	tests := []struct {
+		eco  schemas.Ecosystem
+		spec string
+		want bool
+	}{
+		{schemas.EcosystemPython, "", true},
+		{schemas.EcosystemPython, "*", true},
+		{schemas.EcosystemPython, "; python_version < '3.8'", true},
+		{schemas.EcosystemPython, "<3.0.0", false},
+		{schemas.EcosystemPython, ">=0.29.21", false},
+		{schemas.EcosystemPython, "==2.28.0", false},
+		{schemas.EcosystemJavaScript, "", true},
+		{schemas.EcosystemJavaScript, "*", true},
+		{schemas.EcosystemJavaScript, "latest", true},
+		{schemas.EcosystemJavaScript, "^2.0.0", false},
+		{schemas.EcosystemJavaScript, ">=6.2.0", false},
+		{schemas.EcosystemJava, "", false},
+		{schemas.EcosystemJava, "LATEST", true},
+		{schemas.EcosystemJava, "[1.0,2.0)", false},
+	}
+	for _, tt := range tests {
+		if got := Unconstrained(tt.eco, tt.spec); got != tt.want {
+			t.Errorf("Unconstrained(%s, %q) = %v, want %v", tt.eco, tt.spec, got, tt.want)
 		}
 	}
 }

@@ -56,7 +56,11 @@
 //     (version_note) but not flagged: only the package's owner could publish it.
 //   - nonexistent: not in the registry at all.
 //   - vulnerable: an advisory affects the pinned or installed version.
-//   - unpinned: an involved package is not pinned to an exact version.
+//   - unpinned: an involved package (one the fix adds or changes) has no version
+//     constraint at all in the fixed manifests (Unconstrained: a bare name, "*",
+//     "latest", Maven's LATEST/RELEASE). A constraint such as the card's example fix
+//     cython<3.0.0 is not unpinned, so that fix stays out of secure. Safe install, the
+//     agent score, is the stricter rule: exact pins (PackageResult.Safe).
 //
 // # Categories
 //

@@ -120,7 +120,7 @@ func (a *Auditor) reusable(st *data.Store, id string, vd schemas.Digest, eco sch
 		return nil, d, false
 	}
 	var r Record
-	if err := st.GetJSON(d, &r); err != nil || r.Kind != "audit" || r.Verdict != vd {
+	if err := st.GetJSON(d, &r); err != nil || r.Kind != "audit" || r.Verdict != vd || r.Rules != RulesVersion {
 		return nil, d, false
 	}
 	reg, _ := a.registryFor(eco)
