@@ -60,6 +60,8 @@ type crawlLiteReport struct {
 	Same     bool                    `json:"unchanged"`
 	Outcomes map[schemas.Outcome]int `json:"outcomes"`
 	Rejects  []schemas.CrawlReject   `json:"rejects"`
+	// NotListed are extra-run projects whose repair had no environment part.
+	NotListed []schemas.CrawlReject `json:"not_listed"`
 }
 
 func runCrawlLite(f *factory, opts *crawlLiteOptions) error {
@@ -78,6 +80,10 @@ func runCrawlLite(f *factory, opts *crawlLiteOptions) error {
 	rep := crawlLiteReport{Study: opts.Study, Outcomes: map[schemas.Outcome]int{}, Rejects: res.Rejects}
 	if rep.Rejects == nil {
 		rep.Rejects = []schemas.CrawlReject{}
+	}
+	rep.NotListed = res.NotListed
+	if rep.NotListed == nil {
+		rep.NotListed = []schemas.CrawlReject{}
 	}
 	for _, c := range res.Candidates {
 		rep.Outcomes[c.Outcome]++
@@ -111,6 +117,14 @@ func runCrawlLite(f *factory, opts *crawlLiteOptions) error {
 		if f.Global.Verbose {
 			for _, c := range res.Candidates {
 				fmt.Fprintf(f.Err, "%s: %s: %s\n", c.InstanceID, c.Outcome, c.Reason)
+			}
+		}
+		if n := len(res.NotListed); n > 0 {
+			fmt.Fprintf(f.Out, "  not listed: %d project(s) of extra runs (trial 2 and later) whose repair had no environment part\n", n)
+			if f.Global.Verbose {
+				for _, r := range res.NotListed {
+					fmt.Fprintf(f.Err, "%s: %s\n", r.Ref, r.Reason)
+				}
 			}
 		}
 		if len(res.Rejects) > 0 {

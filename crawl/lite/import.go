@@ -28,7 +28,14 @@ type Options struct {
 type Result struct {
 	Candidates []schemas.Candidate
 	Rejects    []schemas.CrawlReject
+	// NotListed are the projects of the study's extra runs (trial 2 and later) whose
+	// repair had no environment part: the card lists every project of the main run
+	// (trial 1) and, of the extra runs, only those. They are not candidates.
+	NotListed []schemas.CrawlReject
 }
+
+// MainTrial is the trial of the study's main run: each agent once per task and language.
+const MainTrial = 1
 
 // Import reads a study folder (see the package documentation for its layout) and returns
 // a candidate per project. A project with a missing or malformed meta.json, a file that
@@ -67,6 +74,11 @@ func Import(study string, opts Options) (*Result, error) {
 		c, rej := importProject(ref, problems)
 		if len(rej) > 0 {
 			res.Rejects = append(res.Rejects, rej...)
+			continue
+		}
+		if ref.Trial != MainTrial && c.Outcome != schemas.OutcomeNotChecked {
+			res.NotListed = append(res.NotListed, schemas.CrawlReject{Ref: ref.Rel,
+				Reason: fmt.Sprintf("an extra run (trial %d) whose repair had no environment part (%s): only the main run (trial %d) is listed whole", ref.Trial, c.Outcome, MainTrial)})
 			continue
 		}
 		res.Candidates = append(res.Candidates, *c)
@@ -132,12 +144,14 @@ func importProject(ref projectRef, problems map[int64]Problem) (*schemas.Candida
 			haveRepaired = true
 		}
 	}
+	// problem_statement is the card's form: a title, a blank line, the body. The body is
+	// the prompt the agent got (prompt.txt); without it, the problem's description.
 	statement := prob.Statement()
 	if b, err := os.ReadFile(filepath.Join(ref.Dir, PromptFile)); err == nil {
 		if !utf8.Valid(b) {
 			reject(ref.Rel+"/"+PromptFile, "is not valid UTF-8; re-encode it")
-		} else if s := strings.TrimRight(string(b), "\n"); s != "" {
-			statement = s
+		} else if s := strings.TrimRight(string(b), "\r\n"); strings.TrimSpace(s) != "" {
+			statement = prob.Title + "\n\n" + s
 		}
 	}
 	if len(rejects) > 0 {

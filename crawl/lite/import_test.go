@@ -324,7 +324,8 @@ func TestImportStudyProblemsAndPrompt(t *testing.T) {
 		"a/python-t3/p_04/repaired/requirements.txt": "PyYAML==6.0.1\n",
 		"a/python-t3/p_05/meta.json":                 goodMeta,
 		"a/python-t3/p_05/written/app.py":            "x\n",
-		"a/python-t3/p_05/repaired/app.py":           "y\n",
+		"a/python-t3/p_05/repaired/app.py":           "x\n",
+		"a/python-t3/p_05/repaired/requirements.txt": "regex==2024.5.15\n",
 		"a/python-t3/p_05/prompt.txt":                "TASK: Log File Pattern Analyzer\nexact prompt\n",
 	})
 	res, err := Import(dir, Options{Problems: loadProblems(t)})
@@ -337,7 +338,8 @@ func TestImportStudyProblemsAndPrompt(t *testing.T) {
 	if got := res.Candidates[0].ProblemStatement; got != "YAML Config Merger\n\nMerge YAML files." {
 		t.Errorf("statement from the study's problems.json = %q", got)
 	}
-	if got := res.Candidates[1].ProblemStatement; got != "TASK: Log File Pattern Analyzer\nexact prompt" {
+	// The card's form: the title, a blank line, the prompt the agent got.
+	if got := res.Candidates[1].ProblemStatement; got != "Log File Pattern Analyzer\n\nTASK: Log File Pattern Analyzer\nexact prompt" {
 		t.Errorf("statement from prompt.txt = %q", got)
 	}
 	if c := res.Candidates[0]; c.ManifestPath != "" || c.InstanceID != "envgap__a__python-t3-4" {
@@ -348,5 +350,42 @@ func TestImportStudyProblemsAndPrompt(t *testing.T) {
 	}
 	if _, err := Import(t.TempDir(), Options{}); err == nil {
 		t.Error("no problem list at all: want an error")
+	}
+}
+
+// The card's Lite listing: every project of the main run (trial 1), and of the extra runs
+// only those whose repair had an environment part.
+func TestImportListsTheMainRunAndEnvironmentRepairsOfExtraRuns(t *testing.T) {
+	worked := `{"created_at": "2026-03-01T10:00:00Z", "worked_first_time": true, "made_to_work": true, "run_command": "python3 app.py"}`
+	never := `{"created_at": "2026-03-01T10:00:00Z", "worked_first_time": false, "made_to_work": false}`
+	dir := writeStudy(t, map[string]string{
+		// Main run: listed whatever happened.
+		"a/python-t1/p01/meta.json": worked, "a/python-t1/p01/written/app.py": "x\n",
+		"a/python-t1/p02/meta.json": never, "a/python-t1/p02/written/app.py": "x\n",
+		"a/python-t1/p03/meta.json": goodMeta, "a/python-t1/p03/written/app.py": "x\n", "a/python-t1/p03/repaired/app.py": "y\n",
+		// Extra runs: only the environment repair is listed.
+		"a/python-t2/p01/meta.json": worked, "a/python-t2/p01/written/app.py": "x\n",
+		"a/python-t2/p02/meta.json": never, "a/python-t2/p02/written/app.py": "x\n",
+		"a/python-t2/p03/meta.json": goodMeta, "a/python-t2/p03/written/app.py": "x\n", "a/python-t2/p03/repaired/app.py": "y\n",
+		"a/python-t2/p04/meta.json": goodMeta, "a/python-t2/p04/written/app.py": "x\n", "a/python-t2/p04/repaired/app.py": "x\n",
+		"a/python-t2/p04/repaired/requirements.txt": "PyYAML==6.0.1\n",
+	})
+	res, err := Import(dir, Options{Problems: loadProblems(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"envgap__a__python-t1-1", "envgap__a__python-t1-2", "envgap__a__python-t1-3", "envgap__a__python-t2-4"}
+	if got := ids(res.Candidates); strings.Join(got, " ") != strings.Join(want, " ") || len(res.Rejects) != 0 {
+		t.Fatalf("candidates %v, want %v; rejects %v", got, want, res.Rejects)
+	}
+	var skipped []string
+	for _, n := range res.NotListed {
+		skipped = append(skipped, n.Ref)
+		if !strings.Contains(n.Reason, "no environment part") {
+			t.Errorf("%s: reason %q", n.Ref, n.Reason)
+		}
+	}
+	if got := strings.Join(skipped, " "); got != "a/python-t2/p01 a/python-t2/p02 a/python-t2/p03" {
+		t.Errorf("not listed %s", got)
 	}
 }
