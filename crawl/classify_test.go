@@ -282,6 +282,9 @@ func TestIssueSignature(t *testing.T) {
 	}{
 		{"pip resolution", "python", "pip fails\n```\nERROR: Could not find a version that satisfies the requirement torch==1.2 (from versions: none)\nERROR: No matching distribution found for torch==1.2\n```",
 			"ERROR: Could not find a version that satisfies the requirement torch==1.2 (from versions: none)"},
+		// python -m build without isolation (PyRoaringBitMap#134 quotes this).
+		{"python -m build missing dependencies", "python", "```\n$ python -m build --no-isolation\n* Getting build dependencies for sdist...\n\nERROR Missing dependencies:\n\tcython<3.0.0\n```",
+			"ERROR Missing dependencies:"},
 		{"import error", "python", "Traceback:\n  File \"x.py\", line 1\nModuleNotFoundError: No module named 'numpy'", "ModuleNotFoundError: No module named 'numpy'"},
 		{"template comment only", "python", "<!-- paste the error, e.g. ModuleNotFoundError: No module named 'x' -->\nPlease add dark mode.", ""},
 		{"generic pip error only", "python", "ERROR: something went wrong", ""},
