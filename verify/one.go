@@ -137,6 +137,11 @@ func matches(re, s string) bool {
 // run runs one spec, memoised per (spec, image, repeat index) so an interrupted verify
 // resumes without repeating finished runs.
 func (s *Stage) run(ctx context.Context, cr *core.Core, spec core.Spec, imageID, salt string, i int) (*schemas.Run, schemas.Digest, error) {
+	return s.runCached(ctx, cr, spec, imageID, salt, i, nil)
+}
+
+// runCached is run; it sets *cached (when not nil) when the memo answered.
+func (s *Stage) runCached(ctx context.Context, cr *core.Core, spec core.Spec, imageID, salt string, i int, cached *bool) (*schemas.Run, schemas.Digest, error) {
 	k, err := core.Key(spec)
 	if err != nil {
 		return nil, schemas.Digest{}, err
@@ -153,6 +158,9 @@ func (s *Stage) run(ctx context.Context, cr *core.Core, spec core.Spec, imageID,
 	if d, err := s.Store.Memo("run", key); err == nil {
 		var r schemas.Run
 		if err := s.Store.GetJSON(d, &r); err == nil {
+			if cached != nil {
+				*cached = true
+			}
 			return &r, d, nil
 		}
 	}

@@ -106,16 +106,12 @@ func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, t schemas.Task, t
 		res.Error = err.Error()
 		return res
 	}
-	cand := schemas.Candidate{InstanceID: t.InstanceID, Set: t.Source, Repo: t.Repo, BaseCommit: t.BaseCommit,
-		ProjectFiles: t.ProjectFiles, Ecosystem: t.Ecosystem}
-	project, err := s.project(ctx, &cand, opts)
+	project, err := TaskProject(ctx, &t, opts.Checkout)
 	if err != nil {
 		res.Error = err.Error()
 		return res
 	}
-	recipe := schemas.Recipe{Ecosystem: t.Ecosystem, Image: t.Image, BootstrapCommand: t.BootstrapCommand,
-		ResolveCommand: t.ResolveCommand, ReproCommand: t.ReproCommand, RunCommand: t.RunCommand,
-		D2Command: t.D2Command, ExpectedFailureRegex: t.ExpectedFailureRegex}
+	recipe := TaskRecipe(&t)
 	imageID, err := cr.ImageID(ctx, recipe.Image)
 	if err != nil {
 		res.Error = (&core.InfraError{Err: err}).Error()

@@ -12,16 +12,58 @@ import (
 	"github.com/spf13/cobra"
 )
 
-type auditOptions struct {
-	IDs         []string
+// auditUpstreams are the registries and the advisory source a registry audit asks
+// (envgap audit; envgap eval and run for the safe-install share).
+type auditUpstreams struct {
 	PyPI        string
 	NPMRegistry string
 	Maven       string
 	OSVURL      string
 	OSVFile     string
 	Timeout     time.Duration
-	MaxAge      time.Duration
-	Refresh     bool
+}
+
+func (o *auditUpstreams) addFlags(c *cobra.Command) {
+	c.Flags().StringVar(&o.PyPI, "pypi", audit.DefaultPyPIURL, "PyPI base URL (JSON API)")
+	c.Flags().StringVar(&o.NPMRegistry, "npm-registry", "", "npm registry URL (default: npm config get registry)")
+	c.Flags().StringVar(&o.Maven, "maven", audit.DefaultMavenURL, "Maven Central search base URL")
+	c.Flags().StringVar(&o.OSVURL, "osv-url", audit.DefaultOSVURL, "OSV API base URL")
+	c.Flags().StringVar(&o.OSVFile, "osv", "", "local OSV records file (JSON array or JSON Lines) instead of the OSV API")
+	c.Flags().DurationVar(&o.Timeout, "timeout", 30*time.Second, "timeout of each registry request")
+}
+
+// auditor builds the auditor of the upstreams, and a name of what it asks (the OSV file
+// by the digest of its content).
+func (o *auditUpstreams) auditor(ctx context.Context) (*audit.Auditor, string, error) {
+	npmURL := o.NPMRegistry
+	if npmURL == "" {
+		var err error
+		if npmURL, err = audit.NPMConfigRegistry(ctx); err != nil {
+			return nil, "", usageError{err}
+		}
+	}
+	client := &http.Client{Timeout: o.Timeout}
+	a := &audit.Auditor{
+		PyPI:  &audit.PyPI{Base: o.PyPI, Client: client},
+		NPM:   &audit.NPM{Base: npmURL, Client: client},
+		Maven: &audit.Maven{Base: o.Maven, Client: client},
+		OSV:   &audit.OSVAPI{Base: o.OSVURL, Client: client},
+	}
+	if o.OSVFile != "" {
+		db, err := audit.LoadOSVFile(o.OSVFile)
+		if err != nil {
+			return nil, "", usageError{err}
+		}
+		a.OSV = db
+	}
+	return a, fmt.Sprintf("pypi=%s npm=%s maven=%s osv=%s", o.PyPI, npmURL, o.Maven, a.OSV.Source()), nil
+}
+
+type auditOptions struct {
+	auditUpstreams
+	IDs     []string
+	MaxAge  time.Duration
+	Refresh bool
 }
 
 func newAuditCommand(f *factory) *cobra.Command {
@@ -47,12 +89,7 @@ command exit with status 4.`,
 		RunE:    func(c *cobra.Command, args []string) error { return runAudit(c.Context(), f, o) },
 	}
 	c.Flags().StringSliceVar(&o.IDs, "ids", nil, "instance ids to audit (default: every instance with a verdict)")
-	c.Flags().StringVar(&o.PyPI, "pypi", audit.DefaultPyPIURL, "PyPI base URL (JSON API)")
-	c.Flags().StringVar(&o.NPMRegistry, "npm-registry", "", "npm registry URL (default: npm config get registry)")
-	c.Flags().StringVar(&o.Maven, "maven", audit.DefaultMavenURL, "Maven Central search base URL")
-	c.Flags().StringVar(&o.OSVURL, "osv-url", audit.DefaultOSVURL, "OSV API base URL")
-	c.Flags().StringVar(&o.OSVFile, "osv", "", "local OSV records file (JSON array or JSON Lines) instead of the OSV API")
-	c.Flags().DurationVar(&o.Timeout, "timeout", 30*time.Second, "timeout of each registry request")
+	o.auditUpstreams.addFlags(c)
 	c.Flags().DurationVar(&o.MaxAge, "max-age", audit.DefaultMaxAge, "keep stored audits of unchanged inputs younger than this")
 	c.Flags().BoolVar(&o.Refresh, "refresh", false, "audit every instance again, whatever its stored audit")
 	return c
@@ -63,25 +100,9 @@ func runAudit(ctx context.Context, f *factory, o *auditOptions) error {
 	if err != nil {
 		return err
 	}
-	npmURL := o.NPMRegistry
-	if npmURL == "" {
-		if npmURL, err = audit.NPMConfigRegistry(ctx); err != nil {
-			return usageError{err}
-		}
-	}
-	client := &http.Client{Timeout: o.Timeout}
-	a := &audit.Auditor{
-		PyPI:  &audit.PyPI{Base: o.PyPI, Client: client},
-		NPM:   &audit.NPM{Base: npmURL, Client: client},
-		Maven: &audit.Maven{Base: o.Maven, Client: client},
-		OSV:   &audit.OSVAPI{Base: o.OSVURL, Client: client},
-	}
-	if o.OSVFile != "" {
-		db, err := audit.LoadOSVFile(o.OSVFile)
-		if err != nil {
-			return usageError{err}
-		}
-		a.OSV = db
+	a, _, err := o.auditor(ctx)
+	if err != nil {
+		return err
 	}
 	opts := audit.RunOptions{MaxAge: o.MaxAge}
 	if o.Refresh {

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/envgap/envgap/crawl"
+	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/export/audit"
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify"
+	"github.com/envgap/envgap/verify/eval"
+	"github.com/spf13/cobra"
+)
+
+// scoringOptions are the flags eval and run share: where tasks come from, where results
+// go, and what the safe-install share asks.
+type scoringOptions struct {
+	engineOptions
+	auditUpstreams
+	Split         string
+	Tasks         string
+	Out           string
+	Name          string
+	Jobs          int
+	NoSafeInstall bool
+}
+
+func (o *scoringOptions) addFlags(c *cobra.Command) {
+	c.Flags().StringVar(&o.Split, "split", "", "the task config to score: full, reported, repaired, lite or secure (required)")
+	c.Flags().StringVar(&o.Tasks, "tasks", "", "an exported Hub folder to take the tasks from (default: the store's task set)")
+	c.Flags().StringVar(&o.Out, "out", "", "the result folder to write (required)")
+	c.Flags().StringVar(&o.Name, "name", "", "the agent's name in the report")
+	c.Flags().IntVar(&o.Jobs, "jobs", 1, "tasks scored at once")
+	c.Flags().BoolVar(&o.NoSafeInstall, "no-safe-install", false, "do not ask the registries: safe install is not measured")
+	o.engineOptions.addFlags(c)
+	o.auditUpstreams.addFlags(c)
+}
+
+func (o *scoringOptions) check() error {
+	switch {
+	case o.Split == "":
+		return usageError{errors.New("--split is required (full, reported, repaired, lite or secure)")}
+	case o.Out == "":
+		return usageError{errors.New("--out DIR is required")}
+	case o.Jobs < 1:
+		return usageError{errors.New("--jobs must be at least 1")}
+	}
+	if _, err := export.SplitTasks(nil, o.Split); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// splitTasks returns the tasks of the split: from the exported folder, or from the store.
+func (o *scoringOptions) splitTasks(f *factory) ([]schemas.Task, error) {
+	if o.Tasks != "" {
+		ts, err := export.ReadTaskConfig(o.Tasks, o.Split)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--tasks %s: %w", o.Tasks, err)}
+		}
+		return ts, nil
+	}
+	st, err := f.OpenStore()
+	if err != nil {
+		return nil, err
+	}
+	all, err := st.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	return export.SplitTasks(all, o.Split)
+}
+
+// evaluator opens the engines and the registry proxy and returns the evaluator with the
+// crawl's environment-file classifier and the audit's safe-install share wired in.
+func (o *scoringOptions) evaluator(c *cobra.Command, f *factory) (*eval.Evaluator, *verify.Session, error) {
+	ev := &eval.Evaluator{IsEnvFile: func(p string) bool { return crawl.ClassifyPath(p).IsEnv() }}
+	if !o.NoSafeInstall {
+		a, source, err := o.auditor(c.Context())
+		if err != nil {
+			return nil, nil, err
+		}
+		ev.SafeInstall, ev.SafeInstallSource = safeInstall(a), source
+	}
+	sess, vo, err := o.open(c, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	ev.Store, ev.Runner, ev.Checkout, ev.Limits = sess.Stage.Store, sess.Stage, vo.Checkout, vo.Limits
+	return ev, sess, nil
+}
+
+// safeInstall is the audit's safe-install share as the evaluator asks for it.
+func safeInstall(a *audit.Auditor) eval.SafeInstallFunc {
+	return func(ctx context.Context, eco schemas.Ecosystem, date string, declared []schemas.Dependency) (schemas.SafeInstallScore, error) {
+		s, _, err := audit.SafeInstall(ctx, declared, eco, date, a)
+		if err != nil {
+			return schemas.SafeInstallScore{}, err
+		}
+		out := schemas.SafeInstallScore{Measured: s.Total > 0, Safe: s.Safe, Total: s.Total, Share: s.Share, Unchecked: s.Unchecked}
+		if s.Total == 0 {
+			out.Reason = fmt.Sprintf("nothing to measure: no declared package has a registry here (%d not checked)", s.Unchecked)
+		}
+		return out, nil
+	}
+}
+
+type evalOptions struct {
+	scoringOptions
+	Pred string
+}
+
+func newEvalCommand(f *factory) *cobra.Command {
+	opts := &evalOptions{}
+	c := &cobra.Command{
+		Use:   "eval --pred FILE --split SPLIT --out DIR",
+		Short: "Score agent predictions on the evaluation core",
+		Long: `Score predictions (JSON Lines, one a task: {"instance_id", "files": {path: new content or
+null}, "trajectory": [...], "cost_usd"}) as the dataset card says. Each prediction's files
+are applied to the project at base_commit and the project runs in a fresh container with the
+registries cut back to the task's registry_date: resolved means resolve_command and
+run_command both exit 0. A file that is not an environment file rejects the prediction, and a
+trajectory that read the later history (README: "Evaluating an agent") scores it unresolved.
+Manifest F1 and safe install come with it.
+
+Every task of the split needs a prediction, excluded ones too; missing, unknown or repeated
+ids and malformed lines are listed and nothing runs (exit 3). --pred gold and --pred noop are
+the built-in predictions (the reference fixes; no change). Tasks come from the store's task
+set, or from an exported Hub folder with --tasks. Runs and results are memoised in the store:
+evaluating the same prediction again runs no container. An infrastructure fault leaves its
+task without a result (listed, exit 4); the next eval retries it.
+
+The result folder holds results.jsonl (one result a task), summary.json and logs/<id>.log.`,
+		Example: "  envgap eval --pred predictions.jsonl --split reported --out results/my-agent-reported\n  envgap eval --pred gold --split full --tasks hub/ --out results/gold",
+		Args:    exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			if opts.Pred == "" {
+				return usageError{errors.New("--pred is required (a predictions file, gold or noop)")}
+			}
+			if err := opts.check(); err != nil {
+				return err
+			}
+			return runEval(c, f, opts)
+		},
+	}
+	c.Flags().StringVar(&opts.Pred, "pred", "", "predictions file (JSON Lines), or gold / noop")
+	opts.addFlags(c)
+	return c
+}
+
+func runEval(c *cobra.Command, f *factory, opts *evalOptions) error {
+	tasks, err := opts.splitTasks(f)
+	if err != nil {
+		return err
+	}
+	preds, builtin := eval.Builtin(opts.Pred, tasks)
+	name := opts.Name
+	if !builtin {
+		if preds, err = eval.ReadPredictionsFile(opts.Pred); err != nil {
+			return err
+		}
+		if name == "" {
+			name = strings.TrimSuffix(filepath.Base(opts.Pred), filepath.Ext(opts.Pred))
+		}
+	} else if name == "" {
+		name = opts.Pred
+	}
+	byID, err := eval.Match(tasks, preds, opts.Pred)
+	if err != nil {
+		return err
+	}
+	ev, sess, err := opts.evaluator(c, f)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	out, runErr := ev.Eval(c.Context(), tasks, byID, opts.Jobs, evalProgress(f))
+	if out == nil {
+		return runErr
+	}
+	meta := schemas.EvalSummary{Agent: name, Split: opts.Split, Mode: "eval", K: 1, MaxAttempts: 1}
+	return finishScoring(f, ev, opts.Out, meta, tasks, out, runErr)
+}
+
+// evalProgress prints one line a task to stderr.
+func evalProgress(f *factory) func(eval.Event) {
+	return func(e eval.Event) {
+		switch {
+		case e.Err != nil:
+			fmt.Fprintf(f.Err, "[%d/%d] %s: no result: %v\n", e.Done, e.Total, e.InstanceID, e.Err)
+		case e.Result != nil:
+			how := "scored"
+			if e.Cached {
+				how = "reused"
+			}
+			fmt.Fprintf(f.Err, "[%d/%d] %s: %s (%s)\n", e.Done, e.Total, e.InstanceID, e.Result.Status, how)
+		}
+	}
+}
+
+// finishScoring writes the result folder and prints its summary.
+func finishScoring(f *factory, ev *eval.Evaluator, dir string, meta schemas.EvalSummary, tasks []schemas.Task, out *eval.Outcome, runErr error) error {
+	byID := make(map[string]*schemas.Task, len(tasks))
+	for i := range tasks {
+		byID[tasks[i].InstanceID] = &tasks[i]
+	}
+	eval.SortResults(out.Results)
+	logs := map[string][]byte{}
+	bufs := map[string]*bytes.Buffer{}
+	for i := range out.Results {
+		r := &out.Results[i]
+		b := bufs[r.InstanceID]
+		if b == nil {
+			b = &bytes.Buffer{}
+			bufs[r.InstanceID] = b
+		} else {
+			b.WriteString("\n")
+		}
+		if err := ev.WriteLog(b, byID[r.InstanceID], r); err != nil {
+			return err
+		}
+	}
+	for id, b := range bufs {
+		logs[id] = b.Bytes()
+	}
+	sum := eval.Summarize(meta, tasks, out.Results, out.Faults)
+	sum.Ran, sum.Reused = out.Ran, out.Reused
+	if err := eval.WriteFolder(dir, sum, out.Results, logs); err != nil {
+		return err
+	}
+	if f.Global.JSON {
+		if err := f.printJSON(sum); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(f.Out, "%s on %s (%d tasks, corpus %s): %d scored, %d excluded (listed, not scored); resolved %d, unresolved %d, rejected %d, leaked %d; %d trajectories not inspected\n",
+			sum.Agent, sum.Split, sum.Tasks, sum.CorpusID, sum.Scored, len(sum.ExcludedIDs), len(sum.ResolvedIDs), len(sum.UnresolvedIDs), len(sum.RejectedIDs), len(sum.LeakedIDs), len(sum.NotInspectedIDs))
+		fmt.Fprintf(f.Out, "%d scored now, %d reused from the store; results in %s (envgap report %s)\n", out.Ran, out.Reused, dir, dir)
+		for _, x := range sum.Faults {
+			fmt.Fprintf(f.Out, "  %s: no result: %s\n", x.InstanceID, x.Error)
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if len(sum.Faults) > 0 {
+		return partialError{fmt.Errorf("%d task(s) have no result because of faults; run the same command again to retry them", len(sum.Faults))}
+	}
+	return nil
+}

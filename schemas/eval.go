@@ -1,0 +1,143 @@
+package schemas
+
+// EvalSchemaVersion is the version of the result folder's format (results.jsonl,
+// summary.json) that `envgap eval` and `envgap run` write and `envgap report` reads.
+const EvalSchemaVersion = 1
+
+// The status of one evaluated attempt, exactly one of them.
+const (
+	EvalResolved   = "resolved"   // resolve_command and run_command exited 0, nothing rejected or leaked
+	EvalUnresolved = "unresolved" // the project did not install or run
+	EvalRejected   = "rejected"   // the prediction changed a source file or a path outside the project
+	EvalLeaked     = "leaked"     // the trajectory shows the later history (the fix) was read
+)
+
+// EvalResult is one line of a result folder's results.jsonl: the score of one prediction
+// (an attempt of an agent) for one task.
+type EvalResult struct {
+	Kind          string `json:"kind"` // "eval_result"
+	SchemaVersion int    `json:"schema_version"`
+	InstanceID    string `json:"instance_id"`
+	Source        Source `json:"source"`
+	IsControl     bool   `json:"is_control"`
+	// Excluded tasks are evaluated and listed, and left out of every figure.
+	Excluded        bool   `json:"excluded"`
+	ExclusionReason string `json:"exclusion_reason,omitempty"`
+	// Run is the independent run (1..k) and Attempt the attempt within it (1 for eval).
+	Run     int `json:"run"`
+	Attempt int `json:"attempt"`
+	// Status is resolved, unresolved, rejected or leaked; Resolved is Status == resolved.
+	Status   string `json:"status"`
+	Resolved bool   `json:"resolved"`
+	// Reason says in words why the attempt is not resolved (empty when resolved).
+	Reason string `json:"reason,omitempty"`
+	// ChecksPassed: resolve_command and run_command both exited 0 (also for a leaked
+	// attempt, which is scored unresolved all the same). False when nothing ran.
+	ChecksPassed bool `json:"checks_passed"`
+	// Rejection names the first path that rejected the prediction (empty if none).
+	Rejection string `json:"rejection,omitempty"`
+	// Leaks are the later-history rules the trajectory matched, with their evidence.
+	Leaks []Leak `json:"leaks"`
+	// Trajectory says how the trajectory was read: "inspected (SHAPE)", "empty", or
+	// "not inspected: WHY" for a shape the rules do not know (kept, not guessed).
+	Trajectory string `json:"trajectory"`
+	// Files lists the paths the prediction writes (or deletes: DeletedFiles).
+	Files        []string `json:"files"`
+	DeletedFiles []string `json:"deleted_files"`
+	// Steps are the container run's steps (empty when nothing ran).
+	Steps      []EvalStep       `json:"steps"`
+	RunRecord  Digest           `json:"run_record,omitzero"`
+	D1         []string         `json:"d1"`
+	D3         []string         `json:"d3"`
+	ManifestF1 ManifestScore    `json:"manifest_f1"`
+	Safe       SafeInstallScore `json:"safe_install"`
+	CostUSD    *float64         `json:"cost_usd"`
+	Prediction Digest           `json:"prediction"`
+	ImageID    string           `json:"image_id,omitempty"`
+	// CoreVersion is the evaluation core's version the run was made with.
+	CoreVersion string `json:"core_version"`
+}
+
+// EvalStep is one step of the run of a prediction.
+type EvalStep struct {
+	Name       string `json:"name"`
+	Command    string `json:"command"`
+	ExitCode   int    `json:"exit_code"`
+	TimedOut   bool   `json:"timed_out,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
+	// Output is the digest of the captured (capped) output in the store; FullOutput the
+	// SHA-256 of the whole output, OutputSize its length.
+	Output     Digest `json:"output"`
+	FullOutput Digest `json:"full_output"`
+	OutputSize int64  `json:"output_size"`
+	Truncated  bool   `json:"truncated,omitempty"`
+}
+
+// Leak is one later-history rule a trajectory matched.
+type Leak struct {
+	Rule string `json:"rule"`
+	// Step is the index of the trajectory entry (0-based) the evidence is in.
+	Step     int    `json:"step"`
+	Evidence string `json:"evidence"`
+}
+
+// ManifestScore is the manifest F1 of a prediction: the packages declared after it (D1)
+// against those the trace saw loaded (D3), with the paper's conventions.
+type ManifestScore struct {
+	Measured  bool     `json:"measured"`
+	Reason    string   `json:"reason,omitempty"`
+	Precision float64  `json:"precision"`
+	Recall    float64  `json:"recall"`
+	F1        float64  `json:"f1"`
+	Phantom   []string `json:"phantom"`
+	Hidden    []string `json:"hidden"`
+}
+
+// SafeInstallScore is the share of declared packages that exist, are pinned to an exact
+// version and have no known advisory (packages without a registry here are not counted).
+type SafeInstallScore struct {
+	Measured  bool    `json:"measured"`
+	Reason    string  `json:"reason,omitempty"`
+	Safe      int     `json:"safe"`
+	Total     int     `json:"total"`
+	Share     float64 `json:"share"`
+	Unchecked int     `json:"unchecked"`
+}
+
+// EvalSummary is a result folder's summary.json.
+type EvalSummary struct {
+	Kind          string `json:"kind"` // "eval_summary"
+	SchemaVersion int    `json:"schema_version"`
+	// Agent names what made the predictions (--agent, or the predictions file).
+	Agent string `json:"agent"`
+	Split string `json:"split"`
+	// Mode is "eval" (one attempt, no feedback) or "run" (an agent with feedback).
+	Mode        string `json:"mode"`
+	K           int    `json:"k"`
+	MaxAttempts int    `json:"max_attempts"`
+	// CorpusID is the corpus id of the task set the split was taken from.
+	CorpusID string `json:"corpus_id"`
+	Tasks    int    `json:"tasks"`
+	// Scored counts the tasks with a result that are not excluded.
+	Scored      int      `json:"scored"`
+	ExcludedIDs []string `json:"excluded_ids"`
+	// The ids of the scored tasks by the status of their first attempt (run 1).
+	ResolvedIDs   []string `json:"resolved_ids"`
+	UnresolvedIDs []string `json:"unresolved_ids"`
+	RejectedIDs   []string `json:"rejected_ids"`
+	LeakedIDs     []string `json:"leaked_ids"`
+	// NotInspectedIDs have a trajectory in a shape the leak rules do not know.
+	NotInspectedIDs []string `json:"not_inspected_ids"`
+	// Faults are tasks without a result: an infrastructure fault stopped them; the next
+	// run retries them. Never scored.
+	Faults []EvalFault `json:"faults"`
+	// Ran counts container runs made, Reused results taken from the store's memo.
+	Ran    int `json:"ran"`
+	Reused int `json:"reused"`
+}
+
+// EvalFault is a task an infrastructure fault left without a result.
+type EvalFault struct {
+	InstanceID string `json:"instance_id"`
+	Error      string `json:"error"`
+}

@@ -1,0 +1,204 @@
+package eval
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/core"
+)
+
+// The files of a result folder.
+const (
+	ResultsFile = "results.jsonl" // one schemas.EvalResult a line, by instance id, run, attempt
+	SummaryFile = "summary.json"  // schemas.EvalSummary
+	LogsDir     = "logs"          // logs/<instance_id>.log, for people
+)
+
+// Summarize builds a result folder's summary. Figures leave excluded tasks out; the id
+// lists are by the status of each scored task's first attempt of run 1.
+func Summarize(meta schemas.EvalSummary, tasks []schemas.Task, results []schemas.EvalResult, faults []schemas.EvalFault) schemas.EvalSummary {
+	s := meta
+	s.Kind, s.SchemaVersion, s.Tasks = "eval_summary", schemas.EvalSchemaVersion, len(tasks)
+	if id, err := schemas.CorpusID(tasks); err == nil {
+		s.CorpusID = id
+	}
+	s.ExcludedIDs, s.ResolvedIDs, s.UnresolvedIDs, s.RejectedIDs, s.LeakedIDs, s.NotInspectedIDs =
+		[]string{}, []string{}, []string{}, []string{}, []string{}, []string{}
+	s.Faults = append([]schemas.EvalFault{}, faults...)
+	for _, t := range tasks {
+		if t.ExcludedFromScoring {
+			s.ExcludedIDs = append(s.ExcludedIDs, t.InstanceID)
+		}
+	}
+	for _, r := range results {
+		if r.Excluded || r.Run != 1 || r.Attempt != 1 {
+			continue
+		}
+		s.Scored++
+		switch r.Status {
+		case schemas.EvalResolved:
+			s.ResolvedIDs = append(s.ResolvedIDs, r.InstanceID)
+		case schemas.EvalRejected:
+			s.RejectedIDs = append(s.RejectedIDs, r.InstanceID)
+		case schemas.EvalLeaked:
+			s.LeakedIDs = append(s.LeakedIDs, r.InstanceID)
+		default:
+			s.UnresolvedIDs = append(s.UnresolvedIDs, r.InstanceID)
+		}
+		if strings.HasPrefix(r.Trajectory, "not inspected") {
+			s.NotInspectedIDs = append(s.NotInspectedIDs, r.InstanceID)
+		}
+	}
+	return s
+}
+
+// SortResults orders results by instance id, run and attempt.
+func SortResults(rs []schemas.EvalResult) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if a.InstanceID != b.InstanceID {
+			return a.InstanceID < b.InstanceID
+		}
+		if a.Run != b.Run {
+			return a.Run < b.Run
+		}
+		return a.Attempt < b.Attempt
+	})
+}
+
+// WriteFolder writes a result folder: results.jsonl, summary.json and logs/<id>.log (the
+// given logs, by instance id). Each file is written to a temporary name and renamed, so
+// a reader sees the old file or the new one.
+func WriteFolder(dir string, sum schemas.EvalSummary, results []schemas.EvalResult, logs map[string][]byte) error {
+	if err := os.MkdirAll(filepath.Join(dir, LogsDir), 0o755); err != nil {
+		return fmt.Errorf("result folder: %w", err)
+	}
+	SortResults(results)
+	var buf bytes.Buffer
+	for i := range results {
+		b, err := schemas.Canonical(&results[i])
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	if err := writeFile(filepath.Join(dir, ResultsFile), buf.Bytes()); err != nil {
+		return err
+	}
+	sb, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, SummaryFile), append(sb, '\n')); err != nil {
+		return err
+	}
+	for id, b := range logs {
+		if err := schemas.CheckRelPath(id); err != nil || strings.Contains(id, "/") {
+			return fmt.Errorf("result folder: instance id %q cannot name a log file", id)
+		}
+		if err := writeFile(filepath.Join(dir, LogsDir, id+".log"), b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeFile(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("result folder: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("result folder: %w", err)
+	}
+	return nil
+}
+
+// MaxLogStepBytes caps each step's output in a log (the store keeps the captured output).
+const MaxLogStepBytes = 64 << 10
+
+// WriteLog writes one scored attempt for people: the prediction, the trajectory's
+// reading, the status and reason, every step with its output (the last MaxLogStepBytes),
+// and the two scores.
+func (e *Evaluator) WriteLog(w io.Writer, t *schemas.Task, r *schemas.EvalResult) error {
+	kind := "repair task"
+	if t.IsControl {
+		kind = "control (the right move is to change nothing and keep it working)"
+	}
+	fmt.Fprintf(w, "=== %s  run %d attempt %d  (%s, %s)\n", r.InstanceID, r.Run, r.Attempt, t.Source, kind)
+	if r.Excluded {
+		fmt.Fprintf(w, "excluded from scoring: %s\n", r.ExclusionReason)
+	}
+	fmt.Fprintf(w, "prediction: writes %s; deletes %s", listOr(r.Files), listOr(r.DeletedFiles))
+	if r.CostUSD != nil {
+		fmt.Fprintf(w, "; cost $%.4f", *r.CostUSD)
+	}
+	fmt.Fprintf(w, "\ntrajectory: %s\n", r.Trajectory)
+	for _, l := range r.Leaks {
+		fmt.Fprintf(w, "  later history: rule %s at step %d: %s\n", l.Rule, l.Step, l.Evidence)
+	}
+	fmt.Fprintf(w, "status: %s", r.Status)
+	if r.Reason != "" {
+		fmt.Fprintf(w, ": %s", r.Reason)
+	}
+	fmt.Fprintln(w)
+	for _, st := range r.Steps {
+		if core.IsProjectStep(st.Name) {
+			fmt.Fprintf(w, "\n--- %s: %s\n", st.Name, st.Command)
+		} else {
+			fmt.Fprintf(w, "\n--- %s (evidence for the dependency layers)\n", st.Name)
+		}
+		out, err := e.Store.Get(st.Output)
+		if err != nil {
+			return fmt.Errorf("log of %s: step %s: %w", r.InstanceID, st.Name, err)
+		}
+		if len(out) > MaxLogStepBytes {
+			fmt.Fprintf(w, "[... %d bytes before ...]\n", len(out)-MaxLogStepBytes)
+			out = out[len(out)-MaxLogStepBytes:]
+		}
+		w.Write(out)
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			fmt.Fprintln(w)
+		}
+		how := fmt.Sprintf("exited %d", st.ExitCode)
+		if st.TimedOut {
+			how = "timed out"
+		}
+		trunc := ""
+		if st.Truncated {
+			trunc = fmt.Sprintf(" (output capped: %d bytes in all)", st.OutputSize)
+		}
+		fmt.Fprintf(w, "--- %s %s in %s%s\n", st.Name, how, (time.Duration(st.DurationMS) * time.Millisecond).Round(100*time.Millisecond), trunc)
+	}
+	if len(r.Steps) > 0 {
+		fmt.Fprintf(w, "\nD1 declared: %s\nD3 traced:   %s\n", listOr(r.D1), listOr(r.D3))
+	}
+	if m := r.ManifestF1; m.Measured {
+		fmt.Fprintf(w, "manifest F1: %.2f (precision %.2f, recall %.2f); declared, never loaded: %s; loaded, never declared: %s\n",
+			m.F1, m.Precision, m.Recall, listOr(m.Phantom), listOr(m.Hidden))
+	} else if len(r.Steps) > 0 {
+		fmt.Fprintf(w, "manifest F1: not measured (%s)\n", m.Reason)
+	}
+	if s := r.Safe; s.Measured {
+		fmt.Fprintf(w, "safe install: %d of %d declared packages (%.2f); %d without a registry here\n", s.Safe, s.Total, s.Share, s.Unchecked)
+	} else if len(r.Steps) > 0 {
+		fmt.Fprintf(w, "safe install: %s\n", s.Reason)
+	}
+	return nil
+}
+
+func listOr(s []string) string {
+	if len(s) == 0 {
+		return "nothing"
+	}
+	return strings.Join(s, ", ")
+}
