@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
+	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 )
@@ -74,16 +74,7 @@ func ReadPredictionFiles(path, id string) ([]schemas.File, error) {
 		if p.InstanceID != "" && p.InstanceID != id {
 			continue
 		}
-		paths := make([]string, 0, len(p.Files))
-		for k := range p.Files {
-			paths = append(paths, k)
-		}
-		sort.Strings(paths)
-		out := make([]schemas.File, 0, len(paths))
-		for _, k := range paths {
-			out = append(out, schemas.File{Path: k, Content: p.Files[k]})
-		}
-		return out, nil
+		return p.Overlay(), nil
 	}
 	return nil, fmt.Errorf("%s: no prediction for %s", path, id)
 }
@@ -91,29 +82,8 @@ func ReadPredictionFiles(path, id string) ([]schemas.File, error) {
 // PrintRun writes every step of a run with its captured output, for people.
 func (s *Stage) PrintRun(w io.Writer, r *schemas.Run) error {
 	fmt.Fprintf(w, "%s  side %s  image %s (%s)  registry cut-off %s\n", r.InstanceID, r.Side, r.Image, shortImage(r.ImageID), r.RegistryDate)
-	for _, st := range r.Steps {
-		if core.IsProjectStep(st.Name) {
-			fmt.Fprintf(w, "\n=== %s: %s\n", st.Name, st.Command)
-		} else {
-			fmt.Fprintf(w, "\n=== %s (evidence for the dependency layers)\n", st.Name)
-		}
-		out, err := s.Store.Get(st.Output)
-		if err != nil {
-			return err
-		}
-		w.Write(out)
-		if len(out) > 0 && out[len(out)-1] != '\n' {
-			fmt.Fprintln(w)
-		}
-		status := exitWords(st)
-		if st.Skipped {
-			status = "skipped (an earlier step timed out)"
-		}
-		trunc := ""
-		if st.Truncated {
-			trunc = fmt.Sprintf(", output capped (%d bytes in all, full output %s)", st.OutputSize, st.FullOutput)
-		}
-		fmt.Fprintf(w, "=== %s %s in %.1fs%s\n", st.Name, status, float64(st.DurationMS)/1000, trunc)
+	if err := PrintSteps(w, s.Store, r.Steps); err != nil {
+		return err
 	}
 	if r.Side == string(core.SideBefore) {
 		fmt.Fprintf(w, "\nexpected failure matched: %v", r.FailureMatched)
@@ -123,6 +93,36 @@ func (s *Stage) PrintRun(w io.Writer, r *schemas.Run) error {
 		fmt.Fprintln(w)
 	} else {
 		fmt.Fprintf(w, "\nresolved (resolve and run exited 0): %v\n", r.Resolved)
+	}
+	return nil
+}
+
+// PrintSteps writes steps of a run with their captured output (read from the store), for
+// people.
+func PrintSteps(w io.Writer, st *data.Store, steps []schemas.StepRecord) error {
+	for _, step := range steps {
+		if core.IsProjectStep(step.Name) {
+			fmt.Fprintf(w, "\n=== %s: %s\n", step.Name, step.Command)
+		} else {
+			fmt.Fprintf(w, "\n=== %s (evidence for the dependency layers)\n", step.Name)
+		}
+		out, err := st.Get(step.Output)
+		if err != nil {
+			return err
+		}
+		w.Write(out)
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			fmt.Fprintln(w)
+		}
+		status := exitWords(step)
+		if step.Skipped {
+			status = "skipped (an earlier step timed out)"
+		}
+		trunc := ""
+		if step.Truncated {
+			trunc = fmt.Sprintf(", output capped (%d bytes in all, full output %s)", step.OutputSize, step.FullOutput)
+		}
+		fmt.Fprintf(w, "=== %s %s in %.1fs%s\n", step.Name, status, float64(step.DurationMS)/1000, trunc)
 	}
 	return nil
 }

@@ -219,7 +219,7 @@ func TestEvalFromExportedFolder(t *testing.T) {
 		t.Errorf("summary: %+v", sum)
 	}
 	log, err := os.ReadFile(filepath.Join(res, "right", "logs", evalRepair+".log"))
-	if err != nil || !strings.Contains(string(log), "--- resolve: python3 -m pip install -r requirements.txt") || !strings.Contains(string(log), "status: resolved") {
+	if err != nil || !strings.Contains(string(log), "=== resolve: python3 -m pip install -r requirements.txt") || !strings.Contains(string(log), "status: resolved") {
 		t.Errorf("log: %v\n%s", err, log)
 	}
 	runs := countRuns(t, store)

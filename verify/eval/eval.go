@@ -121,7 +121,7 @@ func (e *Evaluator) score(ctx context.Context, t *schemas.Task, p *schemas.Predi
 	if t.ExclusionReason != nil {
 		r.ExclusionReason = *t.ExclusionReason
 	}
-	ov := overlay(p)
+	ov := p.Overlay()
 	for _, f := range ov {
 		if f.Content == nil {
 			r.DeletedFiles = append(r.DeletedFiles, f.Path)

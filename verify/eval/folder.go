@@ -9,10 +9,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
+	"github.com/envgap/envgap/verify"
 )
 
 // The files of a result folder.
@@ -123,11 +122,8 @@ func writeFile(path string, b []byte) error {
 	return nil
 }
 
-// MaxLogStepBytes caps each step's output in a log (the store keeps the captured output).
-const MaxLogStepBytes = 64 << 10
-
 // WriteLog writes one scored attempt for people: the prediction, the trajectory's
-// reading, the status and reason, every step with its output (the last MaxLogStepBytes),
+// reading, the status and reason, every step with its captured output
 // and the two scores.
 func (e *Evaluator) WriteLog(w io.Writer, t *schemas.Task, r *schemas.EvalResult) error {
 	kind := "repair task"
@@ -151,33 +147,14 @@ func (e *Evaluator) WriteLog(w io.Writer, t *schemas.Task, r *schemas.EvalResult
 		fmt.Fprintf(w, ": %s", r.Reason)
 	}
 	fmt.Fprintln(w)
-	for _, st := range r.Steps {
-		if core.IsProjectStep(st.Name) {
-			fmt.Fprintf(w, "\n--- %s: %s\n", st.Name, st.Command)
-		} else {
-			fmt.Fprintf(w, "\n--- %s (evidence for the dependency layers)\n", st.Name)
+	if !r.RunRecord.IsZero() {
+		var run schemas.Run
+		if err := e.Store.GetJSON(r.RunRecord, &run); err != nil {
+			return fmt.Errorf("log of %s: %w", r.InstanceID, err)
 		}
-		out, err := e.Store.Get(st.Output)
-		if err != nil {
-			return fmt.Errorf("log of %s: step %s: %w", r.InstanceID, st.Name, err)
+		if err := verify.PrintSteps(w, e.Store, run.Steps); err != nil {
+			return fmt.Errorf("log of %s: %w", r.InstanceID, err)
 		}
-		if len(out) > MaxLogStepBytes {
-			fmt.Fprintf(w, "[... %d bytes before ...]\n", len(out)-MaxLogStepBytes)
-			out = out[len(out)-MaxLogStepBytes:]
-		}
-		w.Write(out)
-		if len(out) > 0 && out[len(out)-1] != '\n' {
-			fmt.Fprintln(w)
-		}
-		how := fmt.Sprintf("exited %d", st.ExitCode)
-		if st.TimedOut {
-			how = "timed out"
-		}
-		trunc := ""
-		if st.Truncated {
-			trunc = fmt.Sprintf(" (output capped: %d bytes in all)", st.OutputSize)
-		}
-		fmt.Fprintf(w, "--- %s %s in %s%s\n", st.Name, how, (time.Duration(st.DurationMS) * time.Millisecond).Round(100*time.Millisecond), trunc)
 	}
 	if len(r.Steps) > 0 {
 		fmt.Fprintf(w, "\nD1 declared: %s\nD3 traced:   %s\n", listOr(r.D1), listOr(r.D3))

@@ -204,19 +204,5 @@ func Builtin(name string, tasks []schemas.Task) (preds []schemas.Prediction, ok 
 	return preds, true
 }
 
-// overlay turns a prediction's files into an overlay, sorted by path.
-func overlay(p *schemas.Prediction) []schemas.File {
-	paths := make([]string, 0, len(p.Files))
-	for k := range p.Files {
-		paths = append(paths, k)
-	}
-	sort.Strings(paths)
-	out := make([]schemas.File, 0, len(paths))
-	for _, k := range paths {
-		out = append(out, schemas.File{Path: k, Content: p.Files[k]})
-	}
-	return out
-}
-
 // binary reports whether a content is not text: it holds a NUL byte.
 func binary(s string) bool { return strings.IndexByte(s, 0) >= 0 }
