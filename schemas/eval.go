@@ -4,6 +4,13 @@ package schemas
 // summary.json) that `envgap eval` and `envgap run` write and `envgap report` reads.
 const EvalSchemaVersion = 1
 
+// The files of a result folder.
+const (
+	EvalResultsFile = "results.jsonl" // one EvalResult a line, by instance id, run, attempt
+	EvalSummaryFile = "summary.json"  // EvalSummary
+	EvalLogsDir     = "logs"          // logs/<instance_id>.log, for people
+)
+
 // The status of one evaluated attempt, exactly one of them.
 const (
 	EvalResolved   = "resolved"   // resolve_command and run_command exited 0, nothing rejected or leaked

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # demo.sh: the README's first command (`make demo`). Runs the whole pipeline on the
 # built-in demo corpus: imports the demo study (data/demo/study) into a fresh store under
-# out/demo, runs every later stage (verify, admit, audit, scan, export),
-# prints the funnel and says where the output is.
+# out/demo, runs every later stage (verify, admit, audit, scan, export), scores the gold
+# and noop predictions on the exported tasks (eval, report), prints the funnel and says
+# where the output is.
 #
 # Needs a container engine (DOCKER_HOST) and the evaluation images for verify; `make demo`
 # starts the engine and builds the images first. The demo's Python packages come from the
@@ -87,6 +88,19 @@ run_stage export --out "$OUT/hub"
 # that copy is the release's (the card's envgap hf check).
 run_stage hf check --release "$OUT/hub/harness/envgap-source.zip"
 
+# Score the built-in predictions on the exported tasks, as a user of the benchmark would
+# (the Hub folder alone): gold (each task's reference fix) must resolve every repair task;
+# noop (no change) resolves only controls, and the demo's tasks are all Lite repairs, so
+# noop resolves none of them.
+if [ -d "$OUT/hub" ]; then
+	rm -rf "$OUT/results"
+	for pred in gold noop; do
+		run_stage eval --pred "$pred" --split full --tasks "$OUT/hub" --out "$OUT/results/$pred" \
+			--pypi-upstream "$PYPI_URL" --pypi "${PYPI_URL%/simple/}" --osv data/demo/osv.json
+	done
+	run_stage report "$OUT/results/gold" "$OUT/results/noop" --chart "$OUT/results/resolved.png"
+fi
+
 note "funnel"
 "$BIN" --store "$STORE" status
 
@@ -94,6 +108,9 @@ note "output"
 echo "store:          $STORE   (envgap --store $STORE status | cat REF)"
 if [ -d "$OUT/hub" ]; then
 	echo "Hub folder:     $OUT/hub"
+fi
+if [ -d "$OUT/results" ]; then
+	echo "eval results:   $OUT/results/{gold,noop}   (envgap report $OUT/results/gold $OUT/results/noop)"
 fi
 echo "demo study:     data/demo/study   (layout: README.md, section "The coding-agent study")"
 exit "$failed"

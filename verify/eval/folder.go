@@ -14,12 +14,6 @@ import (
 	"github.com/envgap/envgap/verify"
 )
 
-// The files of a result folder.
-const (
-	ResultsFile = "results.jsonl" // one schemas.EvalResult a line, by instance id, run, attempt
-	SummaryFile = "summary.json"  // schemas.EvalSummary
-	LogsDir     = "logs"          // logs/<instance_id>.log, for people
-)
 
 // Summarize builds a result folder's summary. Figures leave excluded tasks out; the id
 // lists are by the status of each scored task's first attempt of run 1.
@@ -77,7 +71,7 @@ func SortResults(rs []schemas.EvalResult) {
 // given logs, by instance id). Each file is written to a temporary name and renamed, so
 // a reader sees the old file or the new one.
 func WriteFolder(dir string, sum schemas.EvalSummary, results []schemas.EvalResult, logs map[string][]byte) error {
-	if err := os.MkdirAll(filepath.Join(dir, LogsDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, schemas.EvalLogsDir), 0o755); err != nil {
 		return fmt.Errorf("result folder: %w", err)
 	}
 	SortResults(results)
@@ -90,21 +84,21 @@ func WriteFolder(dir string, sum schemas.EvalSummary, results []schemas.EvalResu
 		buf.Write(b)
 		buf.WriteByte('\n')
 	}
-	if err := writeFile(filepath.Join(dir, ResultsFile), buf.Bytes()); err != nil {
+	if err := writeFile(filepath.Join(dir, schemas.EvalResultsFile), buf.Bytes()); err != nil {
 		return err
 	}
 	sb, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(dir, SummaryFile), append(sb, '\n')); err != nil {
+	if err := writeFile(filepath.Join(dir, schemas.EvalSummaryFile), append(sb, '\n')); err != nil {
 		return err
 	}
 	for id, b := range logs {
 		if err := schemas.CheckRelPath(id); err != nil || strings.Contains(id, "/") {
 			return fmt.Errorf("result folder: instance id %q cannot name a log file", id)
 		}
-		if err := writeFile(filepath.Join(dir, LogsDir, id+".log"), b); err != nil {
+		if err := writeFile(filepath.Join(dir, schemas.EvalLogsDir, id+".log"), b); err != nil {
 			return err
 		}
 	}
