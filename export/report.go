@@ -2,18 +2,13 @@ package export
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
 	"image/draw"
 	"image/png"
 	"io"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/envgap/envgap/schemas"
 )
@@ -28,15 +23,14 @@ type ResultFolder struct {
 
 // ResultFigures are the fields of a schemas.EvalResult the report reads.
 type ResultFigures struct {
-	Kind       string                   `json:"kind"`
-	InstanceID string                   `json:"instance_id"`
-	IsControl  bool                     `json:"is_control"`
-	Excluded   bool                     `json:"excluded"`
-	Run        int                      `json:"run"`
-	Attempt    int                      `json:"attempt"`
-	Status     string                   `json:"status"`
-	Resolved   bool                     `json:"resolved"`
-	Trajectory string                   `json:"trajectory"`
+	InstanceID string `json:"instance_id"`
+	IsControl  bool   `json:"is_control"`
+	Excluded   bool   `json:"excluded"`
+	Run        int    `json:"run"`
+	Attempt    int    `json:"attempt"`
+	Status     string `json:"status"`
+	Resolved   bool   `json:"resolved"`
+	Trajectory string `json:"trajectory"`
 	ManifestF1 struct {
 		Measured bool    `json:"measured"`
 		F1       float64 `json:"f1"`
@@ -50,52 +44,11 @@ type ResultFigures struct {
 
 // ReadResultFolder reads summary.json and results.jsonl of a result folder.
 func ReadResultFolder(dir string) (*ResultFolder, error) {
-	f := &ResultFolder{Dir: dir}
-	b, err := os.ReadFile(filepath.Join(dir, schemas.EvalSummaryFile))
+	sum, rs, err := schemas.ReadEvalFolder[ResultFigures](dir)
 	if err != nil {
-		return nil, fmt.Errorf("result folder %s: %w (give a folder envgap eval or envgap run wrote)", dir, err)
+		return nil, err
 	}
-	if err := json.Unmarshal(b, &f.Summary); err != nil || f.Summary.Kind != "eval_summary" {
-		return nil, fmt.Errorf("result folder %s: %s is not an eval summary", dir, schemas.EvalSummaryFile)
-	}
-	if f.Summary.SchemaVersion != schemas.EvalSchemaVersion {
-		return nil, fmt.Errorf("result folder %s: schema version %d, this envgap reads %d", dir, f.Summary.SchemaVersion, schemas.EvalSchemaVersion)
-	}
-	all, err := os.ReadFile(filepath.Join(dir, schemas.EvalResultsFile))
-	if err != nil {
-		return nil, fmt.Errorf("result folder %s: %w", dir, err)
-	}
-	lines := bytes.Split(all, []byte("\n"))
-	out := make([]ResultFigures, len(lines))
-	bad := make([]bool, len(lines))
-	// Lines are decoded on every core: a result line is mostly step records the report
-	// skips.
-	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < len(lines); i += workers {
-				if len(bytes.TrimSpace(lines[i])) == 0 {
-					continue
-				}
-				if err := json.Unmarshal(lines[i], &out[i]); err != nil || out[i].Kind != "eval_result" {
-					bad[i] = true
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
-	for i := range lines {
-		if bad[i] {
-			return nil, fmt.Errorf("result folder %s: %s:%d: not an eval result", dir, schemas.EvalResultsFile, i+1)
-		}
-		if out[i].Kind != "" {
-			f.Results = append(f.Results, out[i])
-		}
-	}
-	return f, nil
+	return &ResultFolder{Dir: dir, Summary: sum, Results: rs}, nil
 }
 
 // Rate is a count of a total, with the share (0 when the total is 0).

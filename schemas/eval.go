@@ -63,6 +63,18 @@ type EvalResult struct {
 	ImageID    string           `json:"image_id,omitempty"`
 	// CoreVersion is the evaluation core's version the run was made with.
 	CoreVersion string `json:"core_version"`
+	// Agent is how the agent command of this attempt ran (envgap run only).
+	Agent *AgentAttempt `json:"agent,omitempty"`
+}
+
+// AgentAttempt is one run of an agent command (envgap run).
+type AgentAttempt struct {
+	Command    string `json:"command"`
+	ExitCode   int    `json:"exit_code"`
+	TimedOut   bool   `json:"timed_out"`
+	DurationMS int64  `json:"duration_ms"`
+	StdoutSize int64  `json:"stdout_size"`
+	StderrSize int64  `json:"stderr_size"`
 }
 
 // EvalStep is one step of the run of a prediction.

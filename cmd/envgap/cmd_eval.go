@@ -203,7 +203,8 @@ func evalProgress(f *factory) func(eval.Event) {
 	}
 }
 
-// finishScoring writes the result folder and prints its summary.
+// finishScoring writes the result folder (with a log per task made from the results)
+// and prints its summary.
 func finishScoring(f *factory, ev *eval.Evaluator, dir string, meta schemas.EvalSummary, tasks []schemas.Task, out *eval.Outcome, runErr error) error {
 	byID := make(map[string]*schemas.Task, len(tasks))
 	for i := range tasks {
@@ -228,6 +229,12 @@ func finishScoring(f *factory, ev *eval.Evaluator, dir string, meta schemas.Eval
 	for id, b := range bufs {
 		logs[id] = b.Bytes()
 	}
+	return finishScoringLogs(f, ev, dir, meta, tasks, out, logs, runErr)
+}
+
+// finishScoringLogs writes the result folder with the given logs and prints its summary.
+func finishScoringLogs(f *factory, ev *eval.Evaluator, dir string, meta schemas.EvalSummary, tasks []schemas.Task, out *eval.Outcome, logs map[string][]byte, runErr error) error {
+	eval.SortResults(out.Results)
 	sum := eval.Summarize(meta, tasks, out.Results, out.Faults)
 	sum.Ran, sum.Reused = out.Ran, out.Reused
 	if err := eval.WriteFolder(dir, sum, out.Results, logs); err != nil {

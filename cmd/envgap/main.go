@@ -32,6 +32,12 @@ type partialError struct{ error }
 // damageError marks a check that found damage or a difference.
 type damageError struct{ error }
 
+// exitStatus is an exit code passed through as it is (envgap agent-repro exits with the
+// code of the step that failed).
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -51,6 +57,10 @@ func exitCode(err error) int {
 		partial  partialError
 		damage   damageError
 	)
+	var status exitStatus
+	if errors.As(err, &status) {
+		return int(status)
+	}
 	if errors.As(err, &problems) {
 		fmt.Fprintf(os.Stderr, "envgap: input rejected, nothing was stored: %d problem(s):\n%s\n", len(problems), problems.Error())
 	} else {

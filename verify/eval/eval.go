@@ -110,7 +110,19 @@ func (e *Evaluator) Score(ctx context.Context, t *schemas.Task, p *schemas.Predi
 	return r, false, nil
 }
 
-func (e *Evaluator) score(ctx context.Context, t *schemas.Task, p *schemas.Prediction, recipe schemas.Recipe) (*schemas.EvalResult, error) {
+// NewResult returns the result of a prediction that was not run (the harness refused
+// it, or the agent did not finish): status and reason as given, the prediction's files,
+// trajectory reading and cost filled in.
+func NewResult(t *schemas.Task, p *schemas.Prediction, status, reason string) *schemas.EvalResult {
+	r := newResult(t, p)
+	r.Status, r.Reason = status, reason
+	if d, err := schemas.DigestOf(p); err == nil {
+		r.Prediction = d
+	}
+	return r
+}
+
+func newResult(t *schemas.Task, p *schemas.Prediction) *schemas.EvalResult {
 	r := &schemas.EvalResult{
 		Kind: "eval_result", SchemaVersion: schemas.EvalSchemaVersion, InstanceID: t.InstanceID,
 		Source: t.Source, IsControl: t.IsControl, Excluded: t.ExcludedFromScoring, Run: 1, Attempt: 1,
@@ -121,8 +133,7 @@ func (e *Evaluator) score(ctx context.Context, t *schemas.Task, p *schemas.Predi
 	if t.ExclusionReason != nil {
 		r.ExclusionReason = *t.ExclusionReason
 	}
-	ov := p.Overlay()
-	for _, f := range ov {
+	for _, f := range p.Overlay() {
 		if f.Content == nil {
 			r.DeletedFiles = append(r.DeletedFiles, f.Path)
 		} else {
@@ -139,6 +150,12 @@ func (e *Evaluator) score(ctx context.Context, t *schemas.Task, p *schemas.Predi
 		r.Trajectory = "inspected (" + shape + ")"
 		r.Leaks = findLeaks(t, steps, p.Files)
 	}
+	return r
+}
+
+func (e *Evaluator) score(ctx context.Context, t *schemas.Task, p *schemas.Prediction, recipe schemas.Recipe) (*schemas.EvalResult, error) {
+	r := newResult(t, p)
+	ov := p.Overlay()
 	reject := func(path, why string) (*schemas.EvalResult, error) {
 		r.Status, r.Rejection, r.Reason = schemas.EvalRejected, path, why
 		return r, nil

@@ -14,6 +14,20 @@ import (
 	"github.com/envgap/envgap/verify"
 )
 
+// Folder is a result folder read back.
+type Folder struct {
+	Summary schemas.EvalSummary
+	Results []schemas.EvalResult
+}
+
+// ReadFolder reads a result folder envgap eval or envgap run wrote.
+func ReadFolder(dir string) (*Folder, error) {
+	sum, rs, err := schemas.ReadEvalFolder[schemas.EvalResult](dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Folder{Summary: sum, Results: rs}, nil
+}
 
 // Summarize builds a result folder's summary. Figures leave excluded tasks out; the id
 // lists are by the status of each scored task's first attempt of run 1.

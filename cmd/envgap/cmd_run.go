@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/envgap/envgap/crawl"
+	"github.com/envgap/envgap/crawl/gitfetch"
+	"github.com/envgap/envgap/crawl/lite"
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/agent"
+	"github.com/envgap/envgap/verify/eval"
+	"github.com/spf13/cobra"
+)
+
+type runOptions struct {
+	scoringOptions
+	Agent          string
+	K              int
+	MaxAttempts    int
+	AttemptTimeout time.Duration
+	WorkDir        string
+}
+
+func newRunCommand(f *factory) *cobra.Command {
+	opts := &runOptions{}
+	c := &cobra.Command{
+		Use:   "run --agent CMD --split SPLIT --out DIR",
+		Short: "Run an agent on each task, with the evaluation's output fed back between attempts",
+		Long: `Run an agent on every task of the split, --k times each. Each run gets a workspace holding the
+project at base_commit and nothing later (checked), a task file with what the dataset card lets
+an agent see, and a command that runs repro_command in the evaluation container. The agent
+command runs with sh -c in the workspace, with the paths in environment variables (README:
+"Evaluating an agent"); when it exits, the workspace's changes become the prediction's files
+and are scored as envgap eval scores them. When the attempt is not resolved and attempts
+remain, the evaluation's output is written to the feedback file and the agent runs again.
+An attempt that runs past --attempt-timeout is stopped (its process group killed) and not
+evaluated. --agent noop (no change) and --agent gold (the reference fix) are built in.
+
+The result folder is envgap eval's, with one result per attempt, plus agent/<id>/run-<k>/
+(each attempt's stdout, stderr and trajectory). Runs already complete in the folder (from an
+earlier run with the same agent and settings) are kept; a fault leaves its run without a
+result (exit 4) and the next run retries it.`,
+		Example: "  envgap run --agent noop --split full --tasks hub/ --out results/noop\n  envgap run --agent 'my-agent --model m' --split repaired --k 1 --max-attempts 5 --out results/my-agent-repaired",
+		Args:    exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			switch {
+			case strings.TrimSpace(opts.Agent) == "":
+				return usageError{errors.New("--agent is required (a command, noop or gold)")}
+			case opts.K < 1 || opts.MaxAttempts < 1:
+				return usageError{errors.New("--k and --max-attempts must be at least 1")}
+			case opts.AttemptTimeout <= 0:
+				return usageError{errors.New("--attempt-timeout must be positive")}
+			}
+			if err := opts.check(); err != nil {
+				return err
+			}
+			return runAgent(c, f, opts)
+		},
+	}
+	c.Flags().StringVar(&opts.Agent, "agent", "", "the agent command (run with sh -c in the workspace), or noop / gold")
+	c.Flags().IntVar(&opts.K, "k", 1, "independent runs per task")
+	c.Flags().IntVar(&opts.MaxAttempts, "max-attempts", 10, "attempts per run; after a failed one the evaluation's output is fed back")
+	c.Flags().DurationVar(&opts.AttemptTimeout, "attempt-timeout", 20*time.Minute, "time limit of one attempt of the agent")
+	c.Flags().StringVar(&opts.WorkDir, "work-dir", "", "where workspaces are made (default: a temporary directory)")
+	opts.scoringOptions.addFlags(c)
+	return c
+}
+
+// materialize makes a task's workspace: the Lite commit made from project_files, or the
+// base commit fetched alone at depth 1.
+func materialize(urlTemplate string) agent.MaterializeFunc {
+	return func(ctx context.Context, t *schemas.Task, dir string) error {
+		if t.Source == schemas.SourceLite || len(t.ProjectFiles) > 0 {
+			created, err := time.Parse(time.RFC3339, t.CreatedAt)
+			if err != nil {
+				return fmt.Errorf("created_at: %w", err)
+			}
+			h, err := lite.Materialize(dir, t.ProjectFiles, created)
+			if err != nil {
+				return err
+			}
+			if h != t.BaseCommit {
+				return fmt.Errorf("the commit made from project_files is %s, not base_commit %s", h, t.BaseCommit)
+			}
+			return nil
+		}
+		url, err := crawl.GitURL(urlTemplate, t.Repo)
+		if err != nil {
+			return err
+		}
+		return gitfetch.Checkout(ctx, url, t.BaseCommit, dir)
+	}
+}
+
+func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
+	tasks, err := opts.splitTasks(f)
+	if err != nil {
+		return err
+	}
+	name := opts.Name
+	if name == "" {
+		name = filepath.Base(strings.Fields(opts.Agent)[0])
+	}
+	meta := schemas.EvalSummary{Agent: name, Split: opts.Split, Mode: "run", K: opts.K, MaxAttempts: opts.MaxAttempts}
+	done, err := keptRuns(opts.Out, meta, opts.Agent)
+	if err != nil {
+		return err
+	}
+	ev, sess, err := opts.evaluator(c, f)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	work := opts.WorkDir
+	if work == "" {
+		if work, err = os.MkdirTemp("", "envgap-run-*"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(work)
+	}
+	repro := ""
+	if exe, err := os.Executable(); err == nil {
+		repro = "'" + strings.ReplaceAll(exe, "'", `'\''`) + "' agent-repro"
+	}
+	out, runErr := agent.Run(c.Context(), tasks, agent.Options{
+		Evaluator: ev, Materialize: materialize(opts.GitURLTemplate), Agent: opts.Agent, K: opts.K,
+		MaxAttempts: opts.MaxAttempts, AttemptTimeout: opts.AttemptTimeout, WorkDir: work, OutDir: opts.Out,
+		ReproCommand: repro, Jobs: opts.Jobs, Done: done,
+		Progress: func(id string, k, n int, r *schemas.EvalResult, err error) {
+			fmt.Fprintf(f.Err, "%s run %d attempt %d: %s\n", id, k, n, r.Status)
+		},
+	})
+	if out == nil {
+		return runErr
+	}
+	res := &eval.Outcome{Results: out.Results, Faults: out.Faults, Ran: out.Ran, Reused: out.Kept}
+	return finishScoringLogs(f, ev, opts.Out, meta, tasks, res, out.Logs, runErr)
+}
+
+// keptRuns returns the complete runs of an earlier envgap run into the same folder with
+// the same agent and settings (resolved, or every attempt made).
+func keptRuns(dir string, meta schemas.EvalSummary, command string) (func(string, int) []schemas.EvalResult, error) {
+	if _, err := os.Stat(filepath.Join(dir, schemas.EvalSummaryFile)); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	prev, err := eval.ReadFolder(dir)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--out %s: %w (give a new folder)", dir, err)}
+	}
+	s := prev.Summary
+	if s.Mode != "run" || s.Agent != meta.Agent || s.Split != meta.Split || s.MaxAttempts != meta.MaxAttempts {
+		return nil, usageError{fmt.Errorf("--out %s holds results of another run (%s %s on %s); give a new folder", dir, s.Mode, s.Agent, s.Split)}
+	}
+	byRun := map[string][]schemas.EvalResult{}
+	for _, r := range prev.Results {
+		if r.Agent != nil && r.Agent.Command != command {
+			continue
+		}
+		key := fmt.Sprintf("%s\x00%d", r.InstanceID, r.Run)
+		byRun[key] = append(byRun[key], r)
+	}
+	return func(id string, k int) []schemas.EvalResult {
+		rs := byRun[fmt.Sprintf("%s\x00%d", id, k)]
+		if len(rs) == 0 {
+			return nil
+		}
+		last := rs[len(rs)-1]
+		if last.Resolved || len(rs) == meta.MaxAttempts {
+			return rs
+		}
+		return nil
+	}, nil
+}
+
+func newAgentReproCommand(f *factory) *cobra.Command {
+	return &cobra.Command{
+		Use:    "agent-repro",
+		Short:  "Run repro_command on the workspace in the evaluation container (for agents started by envgap run)",
+		Hidden: true,
+		Args:   exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			code, err := agent.ReproClient(c.Context(), f.Getenv(agent.EnvReproURL), f.Getenv(agent.EnvReproToken), f.Out)
+			if err != nil {
+				return err
+			}
+			if code != 0 {
+				return exitStatus(code)
+			}
+			return nil
+		},
+	}
+}
