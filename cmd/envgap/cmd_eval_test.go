@@ -14,7 +14,6 @@ import (
 	"github.com/envgap/envgap/crawl/gittest"
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/demo"
-	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -45,7 +44,7 @@ type evalWorld struct {
 	c1, h2      string
 }
 
-func newEvalWorld(t *testing.T) *evalWorld {
+func newEvalWorld(t testing.TB) *evalWorld {
 	t.Helper()
 	w := &evalWorld{}
 	root := t.TempDir()
@@ -64,7 +63,8 @@ func newEvalWorld(t *testing.T) *evalWorld {
 		t.Fatal(err)
 	}
 
-	st, err := data.Open(filepath.Join(t.TempDir(), "curation"))
+	curation := filepath.Join(t.TempDir(), "curation")
+	st, err := data.Open(curation)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,10 +106,7 @@ func newEvalWorld(t *testing.T) *evalWorld {
 	if err := st.SetRef(data.RefExclusions+evalExcluded, d); err != nil {
 		t.Fatal(err)
 	}
-	w.hub = filepath.Join(t.TempDir(), "hub")
-	if _, err := export.Export(st, export.Options{Out: w.hub, CheckReviewed: func(*data.Store) error { return nil }}); err != nil {
-		t.Fatal(err)
-	}
+	w.hub = exportStore(t, curation)
 	return w
 }
 

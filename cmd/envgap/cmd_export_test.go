@@ -45,7 +45,7 @@ func verifiedStore(t *testing.T) string {
 	return dir
 }
 
-func exportStore(t *testing.T, storeDir string) string {
+func exportStore(t testing.TB, storeDir string) string {
 	t.Helper()
 	st, err := data.Open(storeDir)
 	if err != nil {

@@ -95,7 +95,7 @@ func (w *e2eWorld) gitURLTemplate() string {
 
 // requireEngine skips the test when no container engine with the images answers, or fails
 // it when ENVGAP_REQUIRE_ENGINE=1 (as in CI).
-func requireEngine(t *testing.T, images ...string) {
+func requireEngine(t testing.TB, images ...string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs the container engine")
