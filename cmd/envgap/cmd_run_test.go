@@ -25,11 +25,14 @@ func TestRunAgentScripted(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "store")
 	res := t.TempDir()
 
-	// Breaks the control on attempt 1, reads the feedback, and puts it right on attempt 2.
+	// Runs repro on the project as it is (it works: a control), breaks it on attempt 1,
+	// reads the feedback, and puts it right on attempt 2.
 	fixer := `set -e
 if [ "$ENVGAP_ATTEMPT" = 1 ]; then
   test -z "$ENVGAP_FEEDBACK_FILE"
   grep -q '"repro_command"' "$ENVGAP_TASK_FILE"
+  "$ENVGAP_REPRO" > "$HOME/repro.txt"
+  grep -q '=== repro exited 0' "$HOME/repro.txt"
   echo 'tabulate==0.9.2' > requirements.txt
 else
   grep -q 'No matching distribution found for tabulate==0.9.2' "$ENVGAP_FEEDBACK_FILE"
@@ -45,7 +48,7 @@ echo 0.01 > "$ENVGAP_COST_FILE"`
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rf) != 2 || rf[0].Resolved || rf[0].Status != schemas.EvalUnresolved || !rf[1].Resolved || rf[1].Attempt != 2 ||
+	if len(rf) != 2 || rf[0].Resolved || rf[0].Status != schemas.EvalUnresolved || rf[0].Agent.ExitCode != 0 || !rf[1].Resolved || rf[1].Attempt != 2 ||
 		rf[1].Agent == nil || *rf[1].CostUSD != 0.01 || rf[1].Trajectory != "inspected (steps)" {
 		t.Fatalf("fixer: %+v", rf)
 	}
@@ -59,8 +62,8 @@ echo 0.01 > "$ENVGAP_COST_FILE"`
 		t.Errorf("report: %v\n%s", err, md)
 	}
 	runs := countRuns(t, store)
-	if runs != 2 {
-		t.Errorf("%d container runs for two attempts, want 2", runs)
+	if runs != 3 {
+		t.Errorf("%d container runs for a repro and two attempts, want 3", runs)
 	}
 
 	// Hangs: stopped at the attempt timeout, not evaluated, no container.

@@ -238,9 +238,16 @@ func TestReproServer(t *testing.T) {
 	}
 	defer srv.Close()
 	env := map[string]string{}
-	for _, kv := range srv.Env("envgap agent-repro") {
+	vars, err := srv.Env("envgap agent-repro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range vars {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
+	}
+	if b, err := os.ReadFile(env[EnvRepro]); err != nil || !strings.Contains(string(b), "exec envgap agent-repro") {
+		t.Errorf("repro script: %q %v", b, err)
 	}
 	var out strings.Builder
 	if _, err := ReproClient(context.Background(), env[EnvReproURL], "wrong", &out); err == nil {

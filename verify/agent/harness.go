@@ -157,7 +157,9 @@ func runOne(ctx context.Context, t *schemas.Task, k int, opts Options, log *byte
 			return nil, err
 		}
 		defer srv.Close()
-		extra = srv.Env(opts.ReproCommand)
+		if extra, err = srv.Env(opts.ReproCommand); err != nil {
+			return nil, err
+		}
 	}
 	var results []schemas.EvalResult
 	for n := 1; n <= opts.MaxAttempts; n++ {

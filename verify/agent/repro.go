@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -77,10 +79,15 @@ func StartRepro(ctx context.Context, ws *Workspace, ev *eval.Evaluator) (*ReproS
 	return s, nil
 }
 
-// Env returns the variables that point the agent at the server; command is how the
-// agent runs it (envgap's own binary: "envgap agent-repro").
-func (s *ReproServer) Env(command string) []string {
-	return []string{EnvRepro + "=" + command, EnvReproURL + "=http://" + s.ln.Addr().String() + "/repro", EnvReproToken + "=" + s.token}
+// Env writes the executable script ENVGAP_REPRO names into the run directory (it runs
+// command, a shell command line such as "'/usr/bin/envgap' agent-repro") and returns the
+// variables that point the agent at the server.
+func (s *ReproServer) Env(command string) ([]string, error) {
+	script := filepath.Join(s.ws.RunDir, ReproFileName)
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n# Runs repro_command on the workspace in the evaluation container (envgap run).\nexec "+command+"\n"), 0o755); err != nil {
+		return nil, fmt.Errorf("repro script: %w", err)
+	}
+	return []string{EnvRepro + "=" + script, EnvReproURL + "=http://" + s.ln.Addr().String() + "/repro", EnvReproToken + "=" + s.token}, nil
 }
 
 // Close stops the server.

@@ -88,6 +88,7 @@ const (
 	FeedbackFileName   = "feedback.txt"
 	TrajectoryFileName = "trajectory.json"
 	CostFileName       = "cost.json"
+	ReproFileName      = "repro"
 	homeDirName        = "home"
 	workspaceDirName   = "workspace"
 )
