@@ -7,7 +7,7 @@ PKGS ?= ./...
 # setup-engine.sh prints "export DOCKER_HOST=..." as its last line.
 WITH_ENGINE = eval "$$(bash images/setup-engine.sh | tail -n 1)" &&
 
-.PHONY: build test test-short bench lint demo engine images clean-store
+.PHONY: build test test-short bench lint demo engine slurm images clean-store
 
 build:
 	$(GO) build $(GOFLAGS_TAGS) -o bin/envgap ./cmd/envgap
@@ -15,20 +15,25 @@ build:
 engine:
 	bash images/setup-engine.sh
 
+# A single-node Slurm controller and node from the OS packages (slurm-wlm, munge), for
+# --slurm runs and their tests; does nothing when Slurm already answers.
+slurm:
+	bash images/setup-slurm.sh
+
 images: engine build
 	$(WITH_ENGINE) ./bin/envgap build-images
 
-# The README's test command. Starts the engine and builds the images when needed, then
-# runs every test with the race detector; tests that need the engine fail (not skip)
-# when it is missing.
-test: images
+# The README's test command. Starts the engine and a single-node Slurm and builds the
+# images when needed, then runs every test with the race detector; tests that need the
+# engine or Slurm fail (not skip) when it is missing.
+test: images slurm
 	$(WITH_ENGINE) ENVGAP_REQUIRE_ENGINE=1 $(GO) test $(GOFLAGS_TAGS) -race -count=1 -timeout 45m $(PKGS)
 
 # Tests that need no engine (engine tests skip).
 test-short:
 	$(GO) test $(GOFLAGS_TAGS) -race -count=1 -short $(PKGS)
 
-bench: images
+bench: images slurm
 	$(WITH_ENGINE) $(GO) test $(GOFLAGS_TAGS) -run '^$$' -bench . -benchmem -benchtime 1x -timeout 60m $(PKGS)
 
 lint:

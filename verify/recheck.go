@@ -55,36 +55,73 @@ func RecheckDate(s string) (label string, since time.Time, err error) {
 // recheck itself is kept (ref rechecks/<date>). Running the same recheck twice changes
 // nothing.
 func (s *Stage) Recheck(ctx context.Context, date string, opts Options) (*Recheck, error) {
-	label, since, err := RecheckDate(date)
+	label, _, err := RecheckDate(date)
 	if err != nil {
 		return nil, err
 	}
 	if len(s.Cores) == 0 {
 		return nil, errors.New("recheck: no engine")
 	}
-	refs, err := s.Store.Refs(data.RefTasks)
+	refs, err := s.RecheckTasks()
 	if err != nil {
 		return nil, err
 	}
-	rec := &Recheck{Kind: "recheck", Date: label, CoreVersion: core.Version}
+	var results []RecheckResult
 	for i, r := range refs {
 		if ctx.Err() != nil {
-			return rec, ctx.Err()
+			return &Recheck{Kind: "recheck", Date: label, CoreVersion: core.Version, Results: results}, ctx.Err()
 		}
-		var t schemas.Task
-		if err := s.Store.GetJSON(r.Digest, &t); err != nil {
-			return nil, err
-		}
-		res := s.recheckOne(ctx, s.Cores[i%len(s.Cores)], t, r.Digest, label, since, opts)
-		rec.Results = append(rec.Results, res)
+		res := s.recheckTask(ctx, s.Cores[i%len(s.Cores)], r, date, opts)
+		results = append(results, res)
 		if opts.Progress != nil {
-			ev := Event{InstanceID: t.InstanceID, Done: i + 1, Total: len(refs), Outcome: schemas.OutcomeTask}
-			if res.Error != "" {
-				ev.Err = errors.New(res.Error)
-			}
-			opts.Progress(ev)
+			opts.Progress(RecheckEvent(res, i+1, len(refs)))
 		}
 	}
+	return s.SaveRecheck(date, results)
+}
+
+// RecheckTasks returns the task refs a recheck reruns, in the order it reruns them.
+func (s *Stage) RecheckTasks() ([]data.RefEntry, error) { return s.Store.Refs(data.RefTasks) }
+
+// RecheckOne reruns one task (its ref, from RecheckTasks) on the stage's first engine,
+// exactly as Recheck does for each task; the exclusion it finds is recorded. A worker that
+// takes tasks one at a time from elsewhere (a Slurm job array) calls it, and the results
+// are then saved with SaveRecheck.
+func (s *Stage) RecheckOne(ctx context.Context, task data.RefEntry, date string, opts Options) RecheckResult {
+	if len(s.Cores) == 0 {
+		return RecheckResult{InstanceID: strings.TrimPrefix(task.Name, data.RefTasks), Error: (&core.InfraError{Err: errors.New("recheck: no engine")}).Error()}
+	}
+	return s.recheckTask(ctx, s.Cores[0], task, date, opts)
+}
+
+func (s *Stage) recheckTask(ctx context.Context, cr *core.Core, r data.RefEntry, date string, opts Options) RecheckResult {
+	label, since, err := RecheckDate(date)
+	if err != nil {
+		return RecheckResult{InstanceID: strings.TrimPrefix(r.Name, data.RefTasks), Error: err.Error()}
+	}
+	var t schemas.Task
+	if err := s.Store.GetJSON(r.Digest, &t); err != nil {
+		return RecheckResult{InstanceID: strings.TrimPrefix(r.Name, data.RefTasks), Error: err.Error()}
+	}
+	return s.recheckOne(ctx, cr, t, r.Digest, label, since, opts)
+}
+
+// RecheckEvent is the progress event of one rechecked task (done of total).
+func RecheckEvent(res RecheckResult, done, total int) Event {
+	ev := Event{InstanceID: res.InstanceID, Done: done, Total: total, Outcome: schemas.OutcomeTask}
+	if res.Error != "" {
+		ev.Err = errors.New(res.Error)
+	}
+	return ev
+}
+
+// SaveRecheck records a recheck's results (ref rechecks/<day>) and returns the record.
+func (s *Stage) SaveRecheck(date string, results []RecheckResult) (*Recheck, error) {
+	label, _, err := RecheckDate(date)
+	if err != nil {
+		return nil, err
+	}
+	rec := &Recheck{Kind: "recheck", Date: label, CoreVersion: core.Version, Results: results}
 	d, err := s.Store.PutJSON(rec)
 	if err != nil {
 		return rec, err

@@ -8,6 +8,7 @@ import (
 	"github.com/envgap/envgap/verify"
 	"github.com/envgap/envgap/verify/registry"
 	"github.com/envgap/envgap/verify/sandbox"
+	"github.com/envgap/envgap/verify/slurm"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -53,12 +54,17 @@ func (o *engineOptions) open(c *cobra.Command, f *factory) (*verify.Session, ver
 	if err != nil {
 		return nil, verify.Options{}, err
 	}
-	terminal := term.IsTerminal(int(os.Stderr.Fd())) && !f.Global.JSON
 	return sess, verify.Options{
 		Limits:   o.limits(),
 		Checkout: checkoutSource(o.GitURLTemplate),
-		Progress: verify.ProgressPrinter(f.Err, terminal),
+		Progress: f.progress(),
 	}, nil
+}
+
+// progress returns the progress printer of verify-like commands (a bar on a terminal).
+func (f *factory) progress() func(verify.Event) {
+	terminal := term.IsTerminal(int(os.Stderr.Fd())) && !f.Global.JSON
+	return verify.ProgressPrinter(f.Err, terminal)
 }
 
 func (o *engineOptions) limits() sandbox.Limits {
@@ -67,6 +73,7 @@ func (o *engineOptions) limits() sandbox.Limits {
 
 type verifyOptions struct {
 	engineOptions
+	Slurm  slurmOptions
 	IDs    []string
 	Jobs   int
 	Repeat int
@@ -83,16 +90,23 @@ and record a verdict: verified, already_works or not_reproduced, with the reason
 whose inputs, image and core are unchanged is never run again. An infrastructure fault leaves
 the candidate without a verdict (exit code 4) and the next verify retries it. Interrupted at
 any point and started again, verify resumes without losing finished runs.`,
-		Example: "  envgap verify\n  envgap verify --jobs 2 --repeat 3\n  envgap verify --ids envgap__o__r-12 --engine unix:///run/podman/podman.sock --engine tcp://10.0.0.2:2375",
-		Args:    exactArgs(0),
+		Example: "  envgap verify\n  envgap verify --jobs 2 --repeat 3\n  envgap verify --ids envgap__o__r-12 --engine unix:///run/podman/podman.sock --engine tcp://10.0.0.2:2375\n  envgap --store /shared/envgap/store verify --slurm --partition batch --workers 16 --time 4:00:00 -- --account=lab",
+		Args:    func(c *cobra.Command, args []string) error { return opts.Slurm.args(c, args) },
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := opts.Slurm.check(c, f, &opts.engineOptions); err != nil {
+				return err
+			}
+			if opts.Slurm.Slurm {
+				return runVerifySlurm(c, f, opts)
+			}
 			return runVerify(c, f, opts)
 		},
 	}
 	c.Flags().StringSliceVar(&opts.IDs, "ids", nil, "candidates to verify (comma-separated or repeated)")
-	c.Flags().IntVar(&opts.Jobs, "jobs", 1, "candidates verified at once")
+	c.Flags().IntVar(&opts.Jobs, "jobs", 1, "candidates verified at once (with --slurm: by each worker)")
 	c.Flags().IntVar(&opts.Repeat, "repeat", 1, "runs of each side; a result that changes between repeats is not_reproduced (flaky k/n)")
 	opts.addFlags(c)
+	opts.Slurm.addFlags(c)
 	return c
 }
 
@@ -107,6 +121,11 @@ func runVerify(c *cobra.Command, f *factory, opts *verifyOptions) error {
 	defer sess.Close()
 	vo.IDs, vo.Jobs, vo.Repeat = opts.IDs, opts.Jobs, opts.Repeat
 	rep, err := sess.Stage.Run(c.Context(), vo)
+	return f.verifyReport(rep, err)
+}
+
+// verifyReport prints a verify run's report and returns its error (exit code).
+func (f *factory) verifyReport(rep *verify.Report, err error) error {
 	if rep != nil {
 		if f.Global.JSON {
 			if perr := f.printJSON(rep); perr != nil {
@@ -130,4 +149,54 @@ func runVerify(c *cobra.Command, f *factory, opts *verifyOptions) error {
 		return partialError{fmt.Errorf("%d candidate(s) have no verdict because of faults; run envgap verify again", rep.Failed)}
 	}
 	return nil
+}
+
+// runVerifySlurm verifies the same candidates as runVerify, as a Slurm job array, and
+// reports as runVerify does.
+func runVerifySlurm(c *cobra.Command, f *factory, opts *verifyOptions) error {
+	if opts.Jobs < 1 || opts.Repeat < 1 {
+		return usageError{fmt.Errorf("--jobs and --repeat must be at least 1")}
+	}
+	st, err := f.OpenStore()
+	if err != nil {
+		return err
+	}
+	todo, err := (&verify.Stage{Store: st}).Select(opts.IDs)
+	if err != nil {
+		return err
+	}
+	rep := &verify.Report{Results: make([]verify.Result, len(todo))}
+	if len(todo) == 0 {
+		return f.verifyReport(rep, nil)
+	}
+	items := make([]string, len(todo))
+	for i, cand := range todo {
+		items[i] = cand.InstanceID
+	}
+	progress := f.progress()
+	start := time.Now()
+	out, err := opts.Slurm.run(c, f, "verify", items, opts.workerArgs(opts.Jobs, opts.Repeat), func(d *slurm.Done, done, total int) {
+		progress(verify.ResultEvent(verifyResultOf(d), done, total, time.Since(start)))
+	})
+	if out == nil {
+		return err
+	}
+	for i, d := range out.Results {
+		if d == nil {
+			rep.Results[i] = verify.Result{InstanceID: items[i], Error: notDone(out)}
+			continue
+		}
+		rep.Results[i] = verifyResultOf(d)
+	}
+	rep.Count()
+	return f.verifyReport(rep, err)
+}
+
+// verifyResultOf reads a worker's result of one candidate.
+func verifyResultOf(d *slurm.Done) verify.Result {
+	var r verify.Result
+	if msg := decodeResult(d, &r, &r.InstanceID); msg != "" {
+		return verify.Result{InstanceID: d.Item, Error: msg, Infra: true}
+	}
+	return r
 }

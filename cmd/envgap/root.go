@@ -97,6 +97,7 @@ as the EnvGap dataset. Every stage reads and writes one content-addressed store
 		newStatusCommand(f),
 		newCorpusIDCommand(f),
 		newStoreCommand(f),
+		newWorkerCommand(f),
 		newCatCommand(f),
 	)
 	return root

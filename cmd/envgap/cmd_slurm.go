@@ -1,0 +1,165 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/envgap/envgap/verify/sandbox"
+	"github.com/envgap/envgap/verify/slurm"
+	"github.com/spf13/cobra"
+)
+
+// slurmOptions are the flags of the commands that can run as a Slurm job array.
+type slurmOptions struct {
+	Slurm      bool
+	Partition  string
+	Workers    int
+	Time       string
+	NodeSetup  string
+	MaxRequeue int
+	Lease      time.Duration
+	// Extra are the sbatch flags given after --.
+	Extra []string
+}
+
+func (o *slurmOptions) addFlags(c *cobra.Command) {
+	c.Flags().BoolVar(&o.Slurm, "slurm", false, "run as a Slurm job array: workers on the cluster's nodes take the work from the store (which must be on a filesystem every node mounts); sbatch flags go after --")
+	c.Flags().StringVar(&o.Partition, "partition", "", "with --slurm: the partition (default the cluster's default partition)")
+	c.Flags().IntVar(&o.Workers, "workers", 1, "with --slurm: array tasks, one worker each (each does --jobs items at once)")
+	c.Flags().StringVar(&o.Time, "time", "", "with --slurm: time limit of each worker (sbatch --time, e.g. 2:00:00)")
+	c.Flags().StringVar(&o.NodeSetup, "node-setup", "", "with --slurm: a shell command each worker runs first on its node; a line `export DOCKER_HOST=...` it prints picks the node's engine (e.g. 'bash /shared/envgap/images/setup-engine.sh')")
+	c.Flags().IntVar(&o.MaxRequeue, "max-requeue", 2, "with --slurm: how often one failed array task is requeued")
+	c.Flags().DurationVar(&o.Lease, "lease", time.Minute, "with --slurm: a worker's claim on an item lapses this long after it stops renewing it (killed, node lost); the item is then done again, once")
+}
+
+// args is the commands' Args: nothing, except sbatch flags after -- with --slurm.
+func (o *slurmOptions) args(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if o.Slurm && c.ArgsLenAtDash() == 0 {
+		o.Extra = args
+		return nil
+	}
+	if o.Slurm {
+		return usageError{fmt.Errorf("unexpected arguments %q: give sbatch flags after -- (see %s --help)", args, c.CommandPath())}
+	}
+	return usageError{fmt.Errorf("unexpected arguments %q (sbatch flags after -- need --slurm; see %s --help)", args, c.CommandPath())}
+}
+
+// check refuses flags that do not fit together, before anything is opened.
+func (o *slurmOptions) check(c *cobra.Command, f *factory, eo *engineOptions) error {
+	if !o.Slurm {
+		for _, name := range []string{"partition", "workers", "time", "node-setup", "max-requeue", "lease"} {
+			if c.Flags().Changed(name) {
+				return usageError{fmt.Errorf("--%s needs --slurm", name)}
+			}
+		}
+		return nil
+	}
+	if dir := f.storeDir(); !filepath.IsAbs(dir) {
+		return usageError{fmt.Errorf("store %q is a relative path: with --slurm the workers start on other nodes; give --store (or ENVGAP_STORE) as an absolute path on a filesystem every node mounts", dir)}
+	}
+	switch {
+	case len(eo.Engines) > 0:
+		return usageError{errors.New("--engine does not go with --slurm: each worker uses its node's engine ($DOCKER_HOST in the job, or --node-setup)")}
+	case eo.ProxyListen != "" || eo.ProxyURL != "":
+		return usageError{errors.New("--proxy-listen and --proxy-url do not go with --slurm: each worker starts its own registry proxy on its node")}
+	case o.Workers < 1:
+		return usageError{errors.New("--workers must be at least 1")}
+	case o.MaxRequeue < 0:
+		return usageError{errors.New("--max-requeue must be 0 or more")}
+	case o.Lease < 10*time.Second:
+		return usageError{errors.New("--lease must be at least 10s")}
+	}
+	return nil
+}
+
+// workerArgs are what every worker of a run needs to do its items exactly as a local
+// run would (the plan's Args).
+type workerArgs struct {
+	Jobs           int            `json:"jobs"`
+	Repeat         int            `json:"repeat,omitempty"`
+	Limits         sandbox.Limits `json:"limits"`
+	PyPIUpstream   string         `json:"pypi_upstream,omitempty"`
+	NPMUpstream    string         `json:"npm_upstream,omitempty"`
+	GitURLTemplate string         `json:"git_url_template,omitempty"`
+	Date           string         `json:"date,omitempty"`
+}
+
+func (eo *engineOptions) workerArgs(jobs, repeat int) workerArgs {
+	return workerArgs{Jobs: jobs, Repeat: repeat, Limits: eo.limits(), PyPIUpstream: eo.PyPIUpstream,
+		NPMUpstream: eo.NPMUpstream, GitURLTemplate: eo.GitURLTemplate}
+}
+
+// run submits items of command as one job array and waits for their results (see
+// slurm.Run). The store must be named by an absolute path.
+func (o *slurmOptions) run(c *cobra.Command, f *factory, command string, items []string, args workerArgs, onResult func(d *slurm.Done, done, total int)) (*slurm.Outcome, error) {
+	dir := f.storeDir()
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding the envgap binary for the workers: %w", err)
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	var rnd [3]byte
+	_, _ = rand.Read(rnd[:])
+	work := filepath.Join(dir, "work", fmt.Sprintf("%s-%s-%s", command, time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(rnd[:])))
+	worker := []string{exe, "--store", dir, "worker", "--work", work}
+	if f.Global.Verbose {
+		worker = append(worker, "-v")
+	}
+	r := &slurm.Run{
+		Dir:        work,
+		Plan:       slurm.Plan{Command: command, Items: items, Args: b, LeaseSeconds: int(o.Lease / time.Second), CreatedAt: time.Now().UTC().Format(time.RFC3339)},
+		Workers:    o.Workers,
+		Partition:  o.Partition,
+		Time:       o.Time,
+		Extra:      o.Extra,
+		Worker:     worker,
+		NodeSetup:  o.NodeSetup,
+		MaxRequeue: o.MaxRequeue,
+		Shared:     map[string]string{"store": dir, "envgap binary": exe},
+		OnResult:   onResult,
+		Logf:       func(format string, a ...any) { fmt.Fprintf(f.Err, "slurm: "+format+"\n", a...) },
+	}
+	if o.MaxRequeue == 0 {
+		r.MaxRequeue = -1
+	}
+	out, err := r.Do(c.Context())
+	if errors.Is(err, slurm.ErrRefused) {
+		return out, usageError{err}
+	}
+	if out != nil && out.Kept != "" {
+		fmt.Fprintf(f.Err, "slurm: the work folder %s is kept (workers' output: slurm-*.out)\n", out.Kept)
+	}
+	return out, err
+}
+
+// notDone says why an item has no result.
+func notDone(out *slurm.Outcome) string {
+	if out.Missing != "" {
+		return "not run: " + out.Missing
+	}
+	return "not run: interrupted"
+}
+
+// decodeResult reads a worker's result of d's item into v, whose instance id is *id; it
+// returns why there is none (the item could not be done, or the result is not for it).
+func decodeResult(d *slurm.Done, v any, id *string) string {
+	if d.Result != nil && json.Unmarshal(d.Result, v) == nil && *id == d.Item {
+		return ""
+	}
+	if d.Error != "" {
+		return d.Error
+	}
+	return "the worker's result could not be read"
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/verify"
+	"github.com/envgap/envgap/verify/registry"
+	"github.com/envgap/envgap/verify/slurm"
+	"github.com/spf13/cobra"
+)
+
+type workerOptions struct {
+	Work string
+}
+
+// newWorkerCommand is what each task of a --slurm job array runs.
+func newWorkerCommand(f *factory) *cobra.Command {
+	opts := &workerOptions{}
+	c := &cobra.Command{
+		Use:   "worker --work DIR",
+		Short: "Take items of a --slurm run from the store until none is left (run by the job array)",
+		Long: `One worker of a run started with --slurm (verify, recheck): it connects this node's
+engine ($DOCKER_HOST), starts its own registry proxy whose cache is the store, claims items
+of the run's work folder one at a time under a lease, does each exactly as a local run
+does (the same runs, memo and verdicts in the store), and exits when every item has a
+result. A worker that is killed loses nothing: its items are given back or their lease
+lapses, and another worker does them again.`,
+		Example: "  envgap --store /shared/envgap/store worker --work /shared/envgap/store/work/verify-20261130T220000-a1b2c3",
+		Hidden:  true,
+		Args:    exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			if opts.Work == "" {
+				return usageError{fmt.Errorf("--work is required")}
+			}
+			return runWorker(c, f, opts)
+		},
+	}
+	c.Flags().StringVar(&opts.Work, "work", "", "the run's work folder (under the store's work/)")
+	return c
+}
+
+func runWorker(c *cobra.Command, f *factory, opts *workerOptions) error {
+	q, err := slurm.OpenQueue(opts.Work)
+	if err != nil {
+		return err
+	}
+	plan := q.Plan()
+	var args workerArgs
+	if err := json.Unmarshal(plan.Args, &args); err != nil {
+		return fmt.Errorf("work folder %s: the plan's arguments: %w", opts.Work, err)
+	}
+	st, err := f.OpenStore()
+	if err != nil {
+		return err
+	}
+	owner := slurm.NewOwner(slurm.OwnerLabel(f.Getenv))
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(f.Err, "%s envgap worker %s: %s\n", time.Now().UTC().Format(time.RFC3339), owner, fmt.Sprintf(format, a...))
+	}
+	ctx := c.Context()
+	sess, err := verify.Open(ctx, verify.Env{
+		Store:    st,
+		Registry: registry.Options{PyPIUpstream: args.PyPIUpstream, NPMUpstream: args.NPMUpstream},
+	})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	logf("engine %s, registry proxy %s; %s of %d item(s)", strings.Join(sess.Hosts(), ","), sess.ProxyURL(), plan.Command, len(plan.Items))
+	vo := verify.Options{Limits: args.Limits, Checkout: checkoutSource(args.GitURLTemplate), Repeat: args.Repeat}
+	var do slurm.Handler
+	switch plan.Command {
+	case "verify":
+		do, err = verifyHandler(sess.Stage, plan.Items, vo)
+	case "recheck":
+		do, err = recheckHandler(sess.Stage, args.Date, vo)
+	default:
+		err = fmt.Errorf("work folder %s: this envgap does not know the command %q", opts.Work, plan.Command)
+	}
+	if err != nil {
+		return err
+	}
+	w := &slurm.Worker{Claims: q, Owner: owner, Jobs: args.Jobs, Lease: plan.Lease(), Logf: logf}
+	if err := w.Serve(ctx, do); err != nil {
+		return err
+	}
+	logf("no work left")
+	return nil
+}
+
+// verifyHandler verifies one candidate of the plan, as a local verify does.
+func verifyHandler(stage *verify.Stage, items []string, vo verify.Options) (slurm.Handler, error) {
+	cands, err := stage.Select(items)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]data.CandidateEntry, len(cands))
+	for _, c := range cands {
+		byID[c.InstanceID] = c
+	}
+	return func(ctx context.Context, item string) (json.RawMessage, string) {
+		res := stage.VerifyOne(ctx, byID[item], vo)
+		b, _ := json.Marshal(res)
+		if res.Infra {
+			return b, res.Error
+		}
+		return b, ""
+	}, nil
+}
+
+// recheckHandler rechecks one task, as a local recheck does.
+func recheckHandler(stage *verify.Stage, date string, vo verify.Options) (slurm.Handler, error) {
+	refs, err := stage.RecheckTasks()
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]data.RefEntry, len(refs))
+	for _, r := range refs {
+		byID[strings.TrimPrefix(r.Name, data.RefTasks)] = r
+	}
+	return func(ctx context.Context, item string) (json.RawMessage, string) {
+		r, ok := byID[item]
+		var res verify.RecheckResult
+		if !ok {
+			res = verify.RecheckResult{InstanceID: item, Error: "the task is no longer in the store"}
+		} else {
+			res = stage.RecheckOne(ctx, r, date, vo)
+		}
+		b, _ := json.Marshal(res)
+		return b, res.Error
+	}, nil
+}

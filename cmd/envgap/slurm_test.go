@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/slurm"
+)
+
+// TestMain lets the test binary stand in for envgap: the workers of a --slurm run exec
+// the submitting binary (os.Executable), which is this one in a test.
+func TestMain(m *testing.M) {
+	if os.Getenv("ENVGAP_TEST_AS_ENVGAP") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// needSlurmAndEngine skips (fails under ENVGAP_REQUIRE_ENGINE=1, as in CI) without a
+// Slurm controller, a container engine or the Python image.
+func needSlurmAndEngine(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs Slurm and the container engine")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	problem := ""
+	if err := (&slurm.Client{}).Check(ctx); err != nil {
+		problem = err.Error() + " (make slurm starts one)"
+	} else if os.Getenv("DOCKER_HOST") == "" {
+		problem = "DOCKER_HOST is not set (make engine prints it)"
+	} else if out, err := exec.CommandContext(ctx, "docker", "image", "inspect", "localhost/envgap-python-eval").CombinedOutput(); err != nil {
+		problem = fmt.Sprintf("the python image: %v %s (make images)", err, strings.TrimSpace(string(out)))
+	}
+	if problem != "" {
+		if os.Getenv("ENVGAP_REQUIRE_ENGINE") == "1" {
+			t.Fatalf("ENVGAP_REQUIRE_ENGINE=1 but: %s", problem)
+		}
+		t.Skip(problem)
+	}
+}
+
+// tinyCandidates are demo-like Lite candidates that need no registry and run in a few
+// seconds: each outcome verify decides, and verified twice.
+func tinyCandidates() []schemas.Candidate { return tinyN(4) }
+
+// tinyN returns n tiny candidates, cycling through verified, already_works,
+// not_reproduced and verified.
+func tinyN(count int) []schemas.Candidate {
+	repro := `if [ "$(cat mode)" = ok ]; then echo fine; else echo "ERROR: the tiny environment is broken"; exit 1; fi`
+	kinds := []struct{ mode, fix string }{{"broken", "ok"}, {"ok", "ok"}, {"broken", "still-broken"}, {"broken", "ok"}}
+	var out []schemas.Candidate
+	for i := range count {
+		c := kinds[i%len(kinds)]
+		n := i + 1
+		mode, fix := c.mode+"\n", c.fix+"\n"
+		out = append(out, schemas.Candidate{
+			InstanceID: fmt.Sprintf("envgap__tiny__python-t1-%d", n), Set: schemas.SourceLite,
+			Repo: "tiny/python-t1", IssueNumber: int64(n), CreatedAt: "2026-01-01T00:00:00Z", RegistryDate: "2026-01-02T00:00:00Z",
+			Ecosystem:      schemas.EcosystemPython,
+			ProjectFiles:   []schemas.File{{Path: "mode", Content: &mode}},
+			GoldFiles:      []schemas.File{{Path: "mode", Content: &fix}},
+			ResolveCommand: "true", ReproCommand: repro, RunCommand: `test "$(cat mode)" = ok`,
+			ExpectedFailureRegex: "the tiny environment is broken",
+		})
+	}
+	return out
+}
+
+func tinyStore(t testing.TB) (string, *data.Store) { return tinyStoreN(t, 4) }
+
+func tinyStoreN(t testing.TB, n int) (string, *data.Store) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := data.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddCandidateSet("test", "test", tinyN(n), nil); err != nil {
+		t.Fatal(err)
+	}
+	return dir, st
+}
+
+// verdicts returns each candidate's outcome and reason, and how often its verdict ref
+// was set (from the ref log).
+func verdicts(t *testing.T, dir string, st *data.Store) (map[string]string, map[string]int) {
+	t.Helper()
+	out := map[string]string{}
+	for _, c := range tinyCandidates() {
+		v, _, err := st.Verdict(c.InstanceID)
+		if err != nil {
+			t.Fatalf("%s: %v", c.InstanceID, err)
+		}
+		out[c.InstanceID] = fmt.Sprintf("%s (%s): %s", v.Outcome, v.Stability, v.Reason)
+	}
+	sets := map[string]int{}
+	f, err := os.Open(filepath.Join(dir, "logs", "refs.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e struct{ Ref string }
+		json.Unmarshal(sc.Bytes(), &e)
+		if id, ok := strings.CutPrefix(e.Ref, data.RefVerdicts); ok {
+			sets[id]++
+		}
+	}
+	return out, sets
+}
+
+// TestVerifySlurmEqualsLocal verifies the same candidates locally and through a Slurm
+// job array of three workers (one of them cancelled halfway in a second run): the
+// verdicts are the same, every candidate gets exactly one, and the work folder is gone.
+func TestVerifySlurmEqualsLocal(t *testing.T) {
+	needSlurmAndEngine(t)
+	t.Setenv("ENVGAP_TEST_AS_ENVGAP", "1") // the workers are this binary, acting as envgap
+
+	localDir, localSt := tinyStore(t)
+	if out, err := runCLI(t, "--store", localDir, "verify", "--jobs", "2"); err != nil {
+		t.Fatalf("local verify: %v\n%s", err, out)
+	}
+	want, _ := verdicts(t, localDir, localSt)
+	outcomes := map[string]int{}
+	for _, v := range want {
+		outcomes[strings.Fields(v)[0]]++
+	}
+	if outcomes["verified"] != 2 || outcomes["already_works"] != 1 || outcomes["not_reproduced"] != 1 {
+		t.Fatalf("the local verify did not decide the expected outcomes: %v", want)
+	}
+
+	check := func(name, dir string, st *data.Store, out string) {
+		t.Helper()
+		got, sets := verdicts(t, dir, st)
+		for id, w := range want {
+			if got[id] != w {
+				t.Errorf("%s: %s: %s\nlocal: %s", name, id, got[id], w)
+			}
+			if sets[id] != 1 {
+				t.Errorf("%s: %s: the verdict ref was set %d times, want once", name, id, sets[id])
+			}
+		}
+		if !strings.Contains(out, "verified 4 candidates: 4 run, 0 unchanged (not run), 0 failed") {
+			t.Errorf("%s: report:\n%s", name, out)
+		}
+		if ents, _ := os.ReadDir(filepath.Join(dir, "work")); len(ents) != 0 {
+			t.Errorf("%s: the work folder was kept: %v", name, ents)
+		}
+	}
+
+	t.Run("three workers", func(t *testing.T) {
+		dir, st := tinyStore(t)
+		out, err := runCLI(t, "--store", dir, "verify", "--slurm", "--workers", "3")
+		if err != nil {
+			t.Fatalf("verify --slurm: %v\n%s", err, out)
+		}
+		check("three workers", dir, st, out)
+	})
+
+	t.Run("one worker cancelled halfway", func(t *testing.T) {
+		dir, st := tinyStore(t)
+		type result struct {
+			out string
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			out, err := runCLI(t, "--store", dir, "verify", "--slurm", "--workers", "3")
+			done <- result{out, err}
+		}()
+		// Halfway: once a first result is in, cancel an array task that holds an item.
+		killed := ""
+		deadline := time.Now().Add(5 * time.Minute)
+		for killed == "" && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+			works, _ := filepath.Glob(filepath.Join(dir, "work", "verify-*"))
+			if len(works) != 1 {
+				continue
+			}
+			q, err := slurm.OpenQueue(works[0])
+			if err != nil {
+				continue
+			}
+			res, _, _ := q.Results(nil)
+			n := 0
+			for _, d := range res {
+				if d != nil {
+					n++
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			leases, _ := q.Leases()
+			for _, l := range leases {
+				if !l.Released && strings.HasPrefix(l.Owner.Label, "slurm-") {
+					killed = strings.TrimPrefix(l.Owner.Label, "slurm-")
+					if err := (&slurm.Client{}).Cancel(context.Background(), killed); err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("cancelled array task %s after %d result(s)", killed, n)
+					break
+				}
+			}
+		}
+		if killed == "" {
+			t.Fatal("no array task held an item after the first result")
+		}
+		r := <-done
+		if r.err != nil {
+			t.Fatalf("verify --slurm with a cancelled worker: %v\n%s", r.err, r.out)
+		}
+		check("one worker cancelled", dir, st, r.out)
+	})
+}
+
+// TestSlurmBadInputSubmitsNothing: mistakes found before anything is submitted give a
+// clear error, and the store is unchanged.
+func TestSlurmBadInputSubmitsNothing(t *testing.T) {
+	dir, _ := tinyStore(t)
+	before := storeFiles(t, dir)
+	cases := []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"--store", "rel/store", "verify", "--slurm"}, "relative path", exitUsage},
+		{[]string{"--store", dir, "verify", "--slurm", "--engine", "unix:///x.sock"}, "--engine does not go with --slurm", exitUsage},
+		{[]string{"--store", dir, "verify", "--workers", "2"}, "--workers needs --slurm", exitUsage},
+		{[]string{"--store", dir, "verify", "--", "--account=x"}, "need --slurm", exitUsage},
+		{[]string{"--store", dir, "verify", "--slurm", "--workers", "0"}, "at least 1", exitUsage},
+	}
+	if (&slurm.Client{}).Check(context.Background()) == nil {
+		cases = append(cases,
+			struct {
+				args []string
+				want string
+				code int
+			}{[]string{"--store", dir, "verify", "--slurm", "--partition", "no-such-partition"}, `partition "no-such-partition" does not exist`, exitUsage},
+			struct {
+				args []string
+				want string
+				code int
+			}{[]string{"--store", dir, "verify", "--slurm", "--time", "soon"}, "Invalid --time", exitUsage},
+			struct {
+				args []string
+				want string
+				code int
+			}{[]string{"--store", dir, "verify", "--slurm", "--", "--no-such-flag"}, "sbatch", exitUsage},
+		)
+	} else if os.Getenv("ENVGAP_REQUIRE_ENGINE") == "1" {
+		t.Fatal("ENVGAP_REQUIRE_ENGINE=1 but Slurm does not answer (make slurm)")
+	}
+	for _, tc := range cases {
+		_, err := runCLI(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != tc.code {
+			t.Errorf("%v: %v (exit %d); want %q, exit %d", tc.args, err, exitCode(err), tc.want, tc.code)
+		}
+	}
+	// No Slurm on the machine.
+	t.Setenv("PATH", t.TempDir())
+	if _, err := runCLI(t, "--store", dir, "verify", "--slurm"); err == nil || !strings.Contains(err.Error(), "sbatch is not installed") || exitCode(err) != exitError {
+		t.Errorf("without Slurm: %v (exit %d)", err, exitCode(err))
+	}
+	after := storeFiles(t, dir)
+	if len(after) != len(before) {
+		t.Errorf("the store changed: %d files, then %d", len(before), len(after))
+	}
+	for p, b := range before {
+		if after[p] != b {
+			t.Errorf("%s changed", p)
+		}
+	}
+}

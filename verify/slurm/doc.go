@@ -1,0 +1,44 @@
+// Package slurm runs verify-like work past one machine: a job array of envgap workers
+// on a Slurm cluster, every worker taking items from one shared store.
+//
+// Three pieces, each usable alone:
+//
+//   - A work queue (Queue) in a folder of the shared store: the plan (the command, its
+//     arguments and the items, in order) and one lease per item. A worker claims an item
+//     under a lease that it renews while it works; a lease that is not renewed in time
+//     (the worker was killed, its node is gone, the job ran out of time) or whose owner
+//     is known to be dead (same machine, process gone) is handed to another worker. Each
+//     item is claimed at most MaxAttempts times (the first run and one redo by default);
+//     an item whose workers kept dying is finished with an error, never with an outcome.
+//   - A worker loop (Serve): claim, run the item through the caller's handler (the same
+//     code a local run uses), record the result, until every item is done.
+//   - A Slurm client (Client) that checks the cluster before anything is submitted
+//     (sbatch present, controller answering, partition known, sbatch --test-only),
+//     submits one job array, watches it with squeue and cancels it with scancel; and Run,
+//     which does all of that and waits for the queue, reporting each result as it lands.
+//
+// # The work folder
+//
+// A run's folder is <store>/work/<run id>/ (outside the content-addressed part of the
+// store: it is scratch, like tmp/):
+//
+//	plan.json                 the Plan
+//	lock                      flock(2)ed while a lease changes
+//	items/<n>.claim           item n's lease: owner, expiry, attempt, released
+//	items/<n>.done            item n's result (a Done), written once
+//	job                       the Slurm job id of the array
+//	worker.sh                 the batch script every array task runs
+//	slurm-<job>_<task>.out    each array task's output
+//
+// Every file is written whole to a temporary name and renamed into place, so a reader
+// never sees half a file. The folder is removed when the run finished and every item has
+// a result; it is kept (and named in the error) otherwise.
+//
+// What the filesystem must give: atomic rename within a directory, flock(2) locks that
+// every node sees (NFSv4, or NFSv3 with lockd; Lustre mounted with -o flock; GPFS,
+// CephFS and BeeGFS have them), and clocks that agree to well within the lease (NTP).
+//
+// This package knows nothing of verify: the caller turns items into work and results.
+// The store's own claims (issue 16, item 1) replace Queue where they are available; the
+// worker loop and the submitter depend only on the methods Serve and Run call.
+package slurm
