@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -162,13 +163,42 @@ func TestVerifySlurmEqualsLocal(t *testing.T) {
 		}
 	}
 
-	t.Run("three workers", func(t *testing.T) {
+	t.Run("three workers, then recheck", func(t *testing.T) {
 		dir, st := tinyStore(t)
 		out, err := runCLI(t, "--store", dir, "verify", "--slurm", "--workers", "3")
 		if err != nil {
 			t.Fatalf("verify --slurm: %v\n%s", err, out)
 		}
 		check("three workers", dir, st, out)
+		// The same tasks, the same corpus id; a recheck through Slurm records what a
+		// local one does.
+		ids := map[string]string{}
+		rechecks := map[string]string{}
+		for name, d := range map[string]string{"local": localDir, "slurm": dir} {
+			if out, err := runCLI(t, "--store", d, "admit"); err != nil {
+				t.Fatalf("%s admit: %v\n%s", name, err, out)
+			}
+			id, err := runCLI(t, "--store", d, "corpus-id")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[name] = id
+			args := []string{"--store", d, "recheck", "--date", "2026-02-01"}
+			if name == "slurm" {
+				args = append(args, "--slurm", "--workers", "2")
+			}
+			out, err := runCLI(t, args...)
+			if err != nil {
+				t.Fatalf("%s recheck: %v\n%s", name, err, out)
+			}
+			rechecks[name] = out
+		}
+		if ids["local"] != ids["slurm"] {
+			t.Errorf("corpus ids differ: local %s, slurm %s", ids["local"], ids["slurm"])
+		}
+		if rechecks["local"] != rechecks["slurm"] || !strings.Contains(rechecks["slurm"], "recheck 2026-02-01: 2 tasks, 0 excluded, 0 not rechecked") {
+			t.Errorf("rechecks differ:\nlocal:\n%s\nslurm:\n%s", rechecks["local"], rechecks["slurm"])
+		}
 	})
 
 	t.Run("one worker cancelled halfway", func(t *testing.T) {
@@ -284,5 +314,60 @@ func TestSlurmBadInputSubmitsNothing(t *testing.T) {
 		if after[p] != b {
 			t.Errorf("%s changed", p)
 		}
+	}
+}
+
+// TestSlurmInterruptCancelsTheArray: SIGINT to the submitting command cancels the job
+// array, exits 130, and leaves no verdict half-written.
+func TestSlurmInterruptCancelsTheArray(t *testing.T) {
+	needSlurmAndEngine(t)
+	dir, _ := tinyStore(t)
+	cmd := exec.Command(os.Args[0], "--store", dir, "verify", "--slurm", "--workers", "2")
+	cmd.Env = append(os.Environ(), "ENVGAP_TEST_AS_ENVGAP=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	job := ""
+	for deadline := time.Now().Add(2 * time.Minute); job == "" && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		files, _ := filepath.Glob(filepath.Join(dir, "work", "verify-*", "job"))
+		if len(files) == 1 {
+			b, _ := os.ReadFile(files[0])
+			job = strings.TrimSpace(string(b))
+		}
+	}
+	if job == "" {
+		cmd.Process.Kill()
+		t.Fatalf("no job was submitted: %s", stderr.String())
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitCanceled {
+		t.Fatalf("the interrupted submitter: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "cancelled job array "+job) {
+		t.Errorf("stderr does not say the array was cancelled:\n%s", stderr.String())
+	}
+	c := &slurm.Client{}
+	for deadline := time.Now().Add(time.Minute); ; {
+		tasks, err := c.Tasks(context.Background(), job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tasks) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still has tasks a minute after the interrupt: %+v", job, tasks)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	// Whatever was finished is kept; the rest is verified by the next run.
+	out, err := runCLI(t, "--store", dir, "verify")
+	if err != nil {
+		t.Fatalf("verify after the interrupt: %v\n%s", err, out)
 	}
 }
