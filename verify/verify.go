@@ -55,16 +55,6 @@ type Event struct {
 	Elapsed    time.Duration
 }
 
-// ResultEvent is the progress event of one verified candidate (done of total, elapsed
-// since the run started).
-func ResultEvent(res Result, done, total int, elapsed time.Duration) Event {
-	ev := Event{InstanceID: res.InstanceID, Done: done, Total: total, Outcome: res.Outcome, Cached: res.Cached, Elapsed: elapsed}
-	if res.Error != "" {
-		ev.Err = errors.New(res.Error)
-	}
-	return ev
-}
-
 // Result is one candidate's result of a verify run.
 type Result struct {
 	InstanceID string          `json:"instance_id"`
@@ -85,21 +75,6 @@ type Report struct {
 	Ran     int      `json:"ran"`
 	Cached  int      `json:"cached"`
 	Failed  int      `json:"failed"`
-}
-
-// Count sets Ran, Cached and Failed from Results.
-func (r *Report) Count() {
-	r.Ran, r.Cached, r.Failed = 0, 0, 0
-	for _, res := range r.Results {
-		switch {
-		case res.Error != "":
-			r.Failed++
-		case res.Cached:
-			r.Cached++
-		default:
-			r.Ran++
-		}
-	}
 }
 
 // Stage runs verify over a store with one or more cores (one per engine).
@@ -141,11 +116,19 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 	if len(s.Cores) == 0 {
 		return nil, errors.New("verify: no engine")
 	}
-	opts = opts.withDefaults()
+	if opts.Jobs <= 0 {
+		opts.Jobs = 1
+	}
+	if opts.Repeat <= 0 {
+		opts.Repeat = 1
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	s.mu.Lock()
 	s.imageIDs = nil // images may have been rebuilt since the last Run
 	s.mu.Unlock()
-	todo, err := s.Select(opts.IDs)
+	todo, err := s.selectCandidates(opts.IDs)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +160,10 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 			}
 			rep.Results[i] = res
 			done++
-			ev := ResultEvent(res, done, len(todo), opts.Now().Sub(start))
+			ev := Event{InstanceID: c.InstanceID, Done: done, Total: len(todo), Outcome: res.Outcome, Cached: res.Cached, Elapsed: opts.Now().Sub(start)}
+			if res.Error != "" {
+				ev.Err = errors.New(res.Error)
+			}
 			mu.Unlock()
 			if opts.Progress != nil {
 				opts.Progress(ev)
@@ -190,41 +176,23 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 		if r.InstanceID == "" {
 			rep.Results[i] = Result{InstanceID: todo[i].InstanceID, Error: "not run: interrupted"}
 		}
+		switch {
+		case rep.Results[i].Error != "":
+			rep.Failed++
+		case rep.Results[i].Cached:
+			rep.Cached++
+		default:
+			rep.Ran++
+		}
 	}
-	rep.Count()
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
 	return rep, nil
 }
 
-func (o Options) withDefaults() Options {
-	if o.Jobs <= 0 {
-		o.Jobs = 1
-	}
-	if o.Repeat <= 0 {
-		o.Repeat = 1
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	return o
-}
-
-// VerifyOne verifies one candidate on the stage's first engine, exactly as Run does for
-// each candidate it selects (the memo, the runs and the verdict ref are the same). A worker
-// that takes candidates one at a time from elsewhere (a Slurm job array) calls it.
-func (s *Stage) VerifyOne(ctx context.Context, c data.CandidateEntry, opts Options) Result {
-	if len(s.Cores) == 0 {
-		return fail(c.InstanceID, &core.InfraError{Err: errors.New("verify: no engine")})
-	}
-	return s.one(ctx, s.Cores[0], c, opts.withDefaults())
-}
-
-// Select returns the candidates a run with these ids verifies: the ones named (an
-// unknown id is an error), or, with none named, every candidate without a verdict whose
-// import did not decide it, sorted by instance id.
-func (s *Stage) Select(ids []string) ([]data.CandidateEntry, error) {
+// selectCandidates returns the candidates to verify.
+func (s *Stage) selectCandidates(ids []string) ([]data.CandidateEntry, error) {
 	all, err := s.Store.Candidates()
 	if err != nil {
 		return nil, err
