@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -45,6 +48,12 @@ lapses, and another worker does them again.`,
 }
 
 func runWorker(c *cobra.Command, f *factory, opts *workerOptions) error {
+	if _, err := os.Stat(opts.Work); errors.Is(err, fs.ErrNotExist) {
+		// The submitter removes the folder once every item has a result: a worker that
+		// starts (or is requeued) after that has nothing to do.
+		fmt.Fprintf(f.Err, "envgap worker: the work folder %s is gone: the run is over\n", opts.Work)
+		return nil
+	}
 	q, err := slurm.OpenQueue(opts.Work)
 	if err != nil {
 		return err

@@ -159,7 +159,7 @@ func (c *Client) TestSubmit(ctx context.Context, a Array) error {
 	}
 	out, errOut, err := c.run(ctx, "sbatch", []byte(a.Script), a.args(true)...)
 	if err != nil {
-		return fmt.Errorf("%w: sbatch %s: %s", ErrRefused, strings.Join(a.Extra, " "), oneLine(out, errOut, err))
+		return fmt.Errorf("%w: %s: %s", ErrRefused, strings.Join(append([]string{"sbatch"}, a.Extra...), " "), oneLine(out, errOut, err))
 	}
 	return nil
 }

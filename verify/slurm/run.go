@@ -200,6 +200,11 @@ func (r *Run) finish(ctx context.Context, job string, logf func(string, ...any))
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	// A worker still running holds an item another worker finished after its lease
+	// lapsed (it was frozen, or cut off from the store): its result would be dropped.
+	if err := r.Client.Cancel(ctx, job); err != nil {
+		logf("%v", err)
+	}
 }
 
 // lastOutput returns the end of the most recent array task's output, for an error.
