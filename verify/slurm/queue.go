@@ -362,8 +362,9 @@ func (q *Queue) held(c Claim) (Lease, error) {
 	return l, nil
 }
 
-// Renew extends c's lease by the plan's lease duration; ErrLost when it is no longer held.
-func (q *Queue) Renew(c Claim) error {
+// update runs fn under the lock with c's lease, when c still holds its item (else
+// ErrLost).
+func (q *Queue) update(c Claim, fn func(l Lease) error) error {
 	unlock, err := q.lock()
 	if err != nil {
 		return err
@@ -373,43 +374,36 @@ func (q *Queue) Renew(c Claim) error {
 	if err != nil {
 		return err
 	}
-	l.Expires = q.Now().Add(q.plan.Lease())
-	return q.writeLease(c.Index, l)
+	return fn(l)
+}
+
+// Renew extends c's lease by the plan's lease duration; ErrLost when it is no longer held.
+func (q *Queue) Renew(c Claim) error {
+	return q.update(c, func(l Lease) error {
+		l.Expires = q.Now().Add(q.plan.Lease())
+		return q.writeLease(c.Index, l)
+	})
 }
 
 // Finish records c's result. With retry set (an infrastructure fault here, in words)
 // and attempts left, the item is given back for another worker instead, and the result
 // is dropped. ErrLost when c is no longer held.
 func (q *Queue) Finish(c Claim, result json.RawMessage, retry string) error {
-	unlock, err := q.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	l, err := q.held(c)
-	if err != nil {
-		return err
-	}
-	if retry != "" && c.Attempt < q.plan.MaxAttempts {
-		l.Released, l.LastError = true, retry
-		return q.writeLease(c.Index, l)
-	}
-	return q.writeDone(Done{Index: c.Index, Item: c.Item, Owner: c.Owner, Attempt: c.Attempt, Finished: q.Now(), Result: result})
+	return q.update(c, func(l Lease) error {
+		if retry != "" && c.Attempt < q.plan.MaxAttempts {
+			l.Released, l.LastError = true, retry
+			return q.writeLease(c.Index, l)
+		}
+		return q.writeDone(Done{Index: c.Index, Item: c.Item, Owner: c.Owner, Attempt: c.Attempt, Finished: q.Now(), Result: result})
+	})
 }
 
 // Release gives c back (the worker is stopping); its attempt still counts.
 func (q *Queue) Release(c Claim, why string) error {
-	unlock, err := q.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	l, err := q.held(c)
-	if err != nil {
-		return err
-	}
-	l.Released, l.LastError = true, why
-	return q.writeLease(c.Index, l)
+	return q.update(c, func(l Lease) error {
+		l.Released, l.LastError = true, why
+		return q.writeLease(c.Index, l)
+	})
 }
 
 // Results reads the results not yet in have (indexed like the plan's items; nil for none)
