@@ -18,16 +18,6 @@ import (
 	"github.com/envgap/envgap/verify/slurm"
 )
 
-// TestMain lets the test binary stand in for envgap: the workers of a --slurm run exec
-// the submitting binary (os.Executable), which is this one in a test.
-func TestMain(m *testing.M) {
-	if os.Getenv("ENVGAP_TEST_AS_ENVGAP") == "1" {
-		main()
-		return
-	}
-	os.Exit(m.Run())
-}
-
 // needSlurmAndEngine skips (fails under ENVGAP_REQUIRE_ENGINE=1, as in CI) without a
 // Slurm controller, a container engine or the Python image.
 func needSlurmAndEngine(t testing.TB) {
