@@ -13,6 +13,13 @@
 #     `debootstrap --variant=minbase bookworm` (its default mirror) and
 #     `podman import`, unless it already exists. No container registry is
 #     reachable from these machines, so nothing is pulled.
+#  4. The sandbox network `envgap` (a Podman bridge network, no DNS plugin) is
+#     created unless it exists, and the host's firewall stops its containers
+#     from reaching host services: from the network's subnet, the INPUT chain
+#     accepts only replies and connections to sockets bound to a specific
+#     address (the registry proxy listens on the network's gateway address
+#     alone); a service bound to 0.0.0.0 is refused. Chain ENVGAP-SANDBOX,
+#     rebuilt on every run; traffic to the outside (FORWARD) is not touched.
 #
 # The last line printed is always an `export DOCKER_HOST=...` line, so
 #   eval "$(images/setup-engine.sh | tail -n 1)"
@@ -126,5 +133,25 @@ else
 		podman import --change 'CMD ["/bin/bash"]' - "$BASE_IMAGE" >&2
 	log "base image $BASE_IMAGE created in $(($(date +%s) - start))s"
 fi
+
+# 4. The sandbox network and its firewall rules.
+NET=envgap
+CHAIN=ENVGAP-SANDBOX
+if ! podman network exists "$NET"; then
+	podman network create --disable-dns --label org.envgap.sandbox=1 "$NET" >/dev/null
+	log "created the sandbox network $NET"
+fi
+subnet=$(podman network inspect "$NET" --format '{{range .Subnets}}{{if .Gateway.To4}}{{.Subnet}}{{end}}{{end}}')
+[ -n "$subnet" ] || die "the network $NET has no IPv4 subnet"
+command -v iptables >/dev/null 2>&1 || die "iptables is missing (it comes with podman); containers of $NET could reach every host service"
+iptables -N "$CHAIN" 2>/dev/null || true
+iptables -F "$CHAIN"
+iptables -A "$CHAIN" -m conntrack --ctstate ESTABLISHED,RELATED -j RETURN
+# -m socket without --nowildcard matches only sockets bound to a specific address.
+iptables -A "$CHAIN" -m socket -j RETURN
+iptables -A "$CHAIN" -p tcp -j REJECT --reject-with tcp-reset
+iptables -A "$CHAIN" -j REJECT
+iptables -C INPUT -s "$subnet" -j "$CHAIN" 2>/dev/null || iptables -I INPUT 1 -s "$subnet" -j "$CHAIN"
+log "containers of $NET ($subnet) reach no host service bound to all addresses (iptables chain $CHAIN)"
 
 echo "export DOCKER_HOST=$PODMAN_HOST"

@@ -24,8 +24,9 @@ type Env struct {
 	// Registry configures the date-limited proxy (upstreams). Its caches default to the
 	// store.
 	Registry registry.Options
-	// ProxyListen is the proxy's listen address; empty means all interfaces on a free
-	// port, reached by containers through each engine's host address.
+	// ProxyListen is the proxy's listen address; empty means each engine's host address
+	// (the gateway of its sandbox network) alone, on one free port: containers reach it,
+	// and it is bound to no wider address.
 	ProxyListen string
 	// ProxyURL, when set, is the proxy's root as containers reach it (for engines on
 	// other machines, whose bridge gateway is not this host).
@@ -66,22 +67,12 @@ func Open(ctx context.Context, env Env) (*Session, error) {
 	if opts.Logger == nil {
 		opts.Logger = env.Logger
 	}
-	listen := env.ProxyListen
-	if listen == "" {
-		listen = ":0"
-	}
 	s := &Session{}
-	srv, err := registry.Listen(listen, opts)
-	if err != nil {
-		return nil, err
-	}
-	s.server = srv
-	_, port, _ := net.SplitHostPort(srv.Addr().String())
 	sweep := env.SweepOlderThan
 	if sweep == 0 {
 		sweep = 3 * time.Hour
 	}
-	stage := &Stage{Store: env.Store}
+	var gateways []string // each engine's host address, when the proxy listens there
 	for _, h := range hosts {
 		eng, err := sandbox.Connect(ctx, h)
 		if err != nil {
@@ -95,14 +86,35 @@ func Open(ctx context.Context, env Env) (*Session, error) {
 				return nil, fmt.Errorf("sweeping leftover containers on %s: %w", eng.Host(), err)
 			}
 		}
-		proxyURL := env.ProxyURL
-		if proxyURL == "" {
-			addr, err := eng.HostAddress(ctx)
-			if err != nil {
+		addr := ""
+		if env.ProxyURL == "" {
+			if addr, err = eng.HostAddress(ctx); err != nil {
 				s.Close()
 				return nil, fmt.Errorf("engine %s: %w (give --proxy-url)", eng.Host(), err)
 			}
-			proxyURL = "http://" + net.JoinHostPort(addr, port)
+		}
+		gateways = append(gateways, addr)
+	}
+	lns, err := proxyListeners(env.ProxyListen, gateways)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	srv, err := registry.ServeOn(opts, lns...)
+	if err != nil {
+		for _, ln := range lns {
+			ln.Close()
+		}
+		s.Close()
+		return nil, err
+	}
+	s.server = srv
+	_, port, _ := net.SplitHostPort(srv.Addr().String())
+	stage := &Stage{Store: env.Store}
+	for i, eng := range s.engines {
+		proxyURL := env.ProxyURL
+		if proxyURL == "" {
+			proxyURL = "http://" + net.JoinHostPort(gateways[i], port)
 		}
 		stage.Cores = append(stage.Cores, &core.Core{
 			Runner: eng, Proxy: srv.Proxy, Store: env.Store, ProxyURL: proxyURL,
@@ -123,6 +135,40 @@ func (s *Session) Hosts() []string {
 
 // ProxyURL returns the proxy's URL as this host reaches it.
 func (s *Session) ProxyURL() string { return strings.Replace(s.server.URL(), "[::]", "127.0.0.1", 1) }
+
+// proxyListeners opens the proxy's listeners: on listen when given, else on each distinct
+// gateway address (one port for all).
+func proxyListeners(listen string, gateways []string) ([]net.Listener, error) {
+	if listen != "" {
+		ln, err := net.Listen("tcp", listen)
+		if err != nil {
+			return nil, fmt.Errorf("registry proxy: listen %s: %w", listen, err)
+		}
+		return []net.Listener{ln}, nil
+	}
+	var lns []net.Listener
+	seen := map[string]bool{}
+	port := "0"
+	for _, gw := range gateways {
+		if gw == "" || seen[gw] {
+			continue
+		}
+		seen[gw] = true
+		ln, err := sandbox.ListenHost(net.JoinHostPort(gw, port))
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, fmt.Errorf("registry proxy: listen on %s, the address containers reach the host at: %w (or give --proxy-listen)", gw, err)
+		}
+		_, port, _ = net.SplitHostPort(ln.Addr().String())
+		lns = append(lns, ln)
+	}
+	if len(lns) == 0 { // every engine has --proxy-url: this host only
+		return proxyListeners("127.0.0.1:0", nil)
+	}
+	return lns, nil
+}
 
 // Close stops the proxy and closes the engines.
 func (s *Session) Close() error {

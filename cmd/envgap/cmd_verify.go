@@ -30,7 +30,7 @@ func (o *engineOptions) addFlags(c *cobra.Command) {
 	c.Flags().StringArrayVar(&o.Engines, "engine", nil, "Docker Engine API endpoint (repeat to spread work over several engines; default $DOCKER_HOST)")
 	c.Flags().StringVar(&o.PyPIUpstream, "pypi-upstream", "", "PEP 691 index the registry proxy filters (default "+registry.DefaultPyPIUpstream+")")
 	c.Flags().StringVar(&o.NPMUpstream, "npm-upstream", "", "npm registry the proxy filters (default: the npm client's configured registry)")
-	c.Flags().StringVar(&o.ProxyListen, "proxy-listen", "", "listen address of the registry proxy (default all interfaces, a free port)")
+	c.Flags().StringVar(&o.ProxyListen, "proxy-listen", "", "listen address of the registry proxy (default: the address containers reach this host at, the gateway of each engine's sandbox network, alone, on a free port)")
 	c.Flags().StringVar(&o.ProxyURL, "proxy-url", "", "the proxy's root as containers reach it (default http://<each engine's bridge gateway>:<port>; set it for engines on other machines, with --proxy-listen)")
 	c.Flags().DurationVar(&o.StepTimeout, "step-timeout", 20*time.Minute, "time limit of each step")
 	c.Flags().Int64Var(&o.Memory, "memory", 4<<30, "memory limit of each container, in bytes")

@@ -11,8 +11,9 @@
 //     absolute; a bad spec is an error before anything is created;
 //  2. checks the image exists (ErrImageMissing otherwise: run `envgap build-images`);
 //  3. creates one container: `sleep infinity` under the engine's init
-//     process, the spec's network ("none" by default, or the engine's default
-//     network), memory (swap equal to memory), pids and CPU limits,
+//     process, the spec's network ("none" by default, or with network: the
+//     engine's network "envgap" when it has one, else its default bridge; see
+//     HostAddress and ListenHost for a server containers reach), memory (swap equal to memory), pids and CPU limits,
 //     CAP_SYS_PTRACE (strace works), the label org.envgap.sandbox=1, the owner
 //     labels (org.envgap.owner.host, .pid, .start: this process) and the spec's
 //     labels; never AutoRemove;

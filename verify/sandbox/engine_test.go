@@ -283,7 +283,7 @@ func TestRunNetworkNoneAndDefault(t *testing.T) {
 	if err != nil {
 		t.Fatalf("HostAddress: %v", err)
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
+	ln, err := ListenHost(net.JoinHostPort(addr, "0"))
 	if err != nil {
 		t.Fatalf("listening on the host address %s: %v", addr, err)
 	}

@@ -130,8 +130,11 @@ func (e *Engine) create(ctx context.Context, ct time.Duration, spec Spec) (strin
 		// No Ulimits: Podman refuses any Ulimits list that lacks nproc; add
 		// nproc alongside if ulimits are ever set here.
 	}
-	if spec.Network == NetworkNone {
+	switch {
+	case spec.Network == NetworkNone:
 		hc.NetworkMode = "none"
+	case e.network != "":
+		hc.NetworkMode = container.NetworkMode(e.network)
 	}
 	var created container.CreateResponse
 	err := e.call(ctx, ct, time.Time{}, "creating the container", func(ctx context.Context) (err error) {
@@ -412,13 +415,17 @@ func (e *Engine) Sweep(ctx context.Context, opts SweepOptions) (int, error) {
 	return n, nil
 }
 
-// HostAddress returns an address of the host that containers on the default
-// network reach (the gateway of the engine's default bridge network), e.g.
-// for a server the core runs on the host.
+// HostAddress returns the address of the host that containers with network reach (the
+// gateway of SandboxNetwork, or of the engine's default bridge network), e.g. for a server
+// the core runs on the host. A server for them should listen on this address alone.
 func (e *Engine) HostAddress(ctx context.Context) (string, error) {
+	name := e.network
+	if name == "" {
+		name = "bridge"
+	}
 	var nw network.Inspect
-	err := e.call(ctx, maxCallTimeout, time.Time{}, "inspecting the default network", func(ctx context.Context) (err error) {
-		nw, err = e.cli.NetworkInspect(ctx, "bridge", network.InspectOptions{})
+	err := e.call(ctx, maxCallTimeout, time.Time{}, "inspecting network "+name, func(ctx context.Context) (err error) {
+		nw, err = e.cli.NetworkInspect(ctx, name, network.InspectOptions{})
 		return err
 	})
 	if err != nil {

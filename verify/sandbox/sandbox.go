@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
+	"golang.org/x/sys/unix"
 )
 
 // Label marks every container this package creates.
@@ -29,7 +34,15 @@ var ErrBadSpec = errors.New("bad sandbox spec")
 type Engine struct {
 	cli  *client.Client
 	host string
+	// network is the network of NetworkDefault runs: SandboxNetwork when the engine has
+	// it, else "" (the engine's default bridge).
+	network string
 }
+
+// SandboxNetwork is the network sandboxes with network use when the engine has it
+// (images/setup-engine.sh creates it on Podman, with firewall rules that keep its
+// containers from host services other than the registry proxy).
+const SandboxNetwork = "envgap"
 
 // Connect opens the engine at host (a DOCKER_HOST value such as
 // unix:///run/podman/podman.sock; "" uses DOCKER_HOST and the client's other
@@ -58,6 +71,17 @@ func Connect(ctx context.Context, host string) (*Engine, error) {
 	cli.NegotiateAPIVersion(nctx)
 	ncancel()
 	e := &Engine{cli: cli, host: shown}
+	err = e.call(ctx, maxCallTimeout, time.Time{}, "inspecting network "+SandboxNetwork, func(ctx context.Context) error {
+		_, err := cli.NetworkInspect(ctx, SandboxNetwork, network.InspectOptions{})
+		return err
+	})
+	switch {
+	case err == nil:
+		e.network = SandboxNetwork
+	case !errdefs.IsNotFound(err):
+		cli.Close()
+		return nil, err
+	}
 	// What killed processes of this host left behind goes now, before anything new runs.
 	if _, err := e.Sweep(ctx, SweepOptions{OlderThan: -1}); err != nil {
 		cli.Close()
@@ -141,7 +165,7 @@ type Step struct {
 // Network modes of a Spec.
 const (
 	NetworkNone    = "none"    // no network at all (the default)
-	NetworkDefault = "default" // the engine's default bridge network
+	NetworkDefault = "default" // SandboxNetwork when the engine has it, else its default bridge
 )
 
 // Spec is one sandboxed run.
@@ -277,3 +301,21 @@ func checkRelPath(p string) error {
 // WithDefaults returns l with every zero field set to its default (DefaultLimits): the
 // limits a run with l really has.
 func (l Limits) WithDefaults() Limits { return l.withDefaults() }
+
+// Network returns the network of runs with network: SandboxNetwork, or "" for the
+// engine's default bridge (the engine has no SandboxNetwork).
+func (e *Engine) Network() string { return e.network }
+
+// ListenHost listens on addr, an address of HostAddress with a port, for servers that
+// containers reach: bound to that address alone, and with IP_FREEBIND, because the
+// network's bridge (and its address) appears only once a container joins the network.
+func ListenHost(addr string) (net.Listener, error) {
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_IP, unix.IP_FREEBIND, 1)
+		})
+		return errors.Join(err, serr)
+	}}
+	return lc.Listen(context.Background(), "tcp4", addr)
+}
