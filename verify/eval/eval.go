@@ -72,6 +72,9 @@ func (f *Fault) Unwrap() error { return f.Err }
 // prediction and image are scored once (cached reports a memo answer). An error is a
 // fault (*Fault for the infrastructure, or the context's error): no result.
 func (e *Evaluator) Score(ctx context.Context, t *schemas.Task, p *schemas.Prediction) (*schemas.EvalResult, bool, error) {
+	if p == nil {
+		return nil, false, fmt.Errorf("%s: no prediction", t.InstanceID)
+	}
 	td, err := schemas.DigestOf(t)
 	if err != nil {
 		return nil, false, err
