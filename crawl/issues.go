@@ -128,13 +128,17 @@ func (c *crawler) issue(ctx context.Context, info *repoInfo, is *github.Issue) e
 	ps, truncated := problemStatement(is.GetTitle(), is.GetBody())
 	url := is.GetHTMLURL()
 	cand := schemas.Candidate{
-		InstanceID: schemas.InstanceID(info.full, int64(n)), Set: schemas.SourceReported,
-		Repo: info.full, BaseCommit: base, ProjectFiles: []schemas.File{}, GoldFiles: []schemas.File{},
-		ProblemStatement: ps, ProblemStatementTruncated: truncated,
-		CreatedAt: rfc3339(created), RegistryDate: rfc3339(created), RegistryDateSource: schemas.DateFromIssueCreated,
-		Ecosystem: proj.Ecosystem, Image: proj.Ecosystem.Image(), ManifestPath: proj.ManifestPath, ManifestPaths: proj.ManifestPaths,
-		FailureSignature: sigs[proj.Ecosystem][0], ExpectedFailureRegex: sigs[proj.Ecosystem][1],
-		IssueURL: &url, IssueNumber: int64(n), Categories: []schemas.Category{}, RepoLicense: info.license,
+		Ident: schemas.Ident{InstanceID: schemas.InstanceID(info.full, int64(n))},
+		Set:   schemas.SourceReported,
+		Spec: schemas.Spec{
+			Repo: info.full, BaseCommit: base, ProjectFiles: []schemas.File{}, GoldFiles: []schemas.File{},
+			ProblemStatement: ps, ProblemStatementTruncated: truncated,
+			CreatedAt: rfc3339(created), RegistryDate: rfc3339(created), RegistryDateSource: schemas.DateFromIssueCreated,
+			Ecosystem: proj.Ecosystem, Image: proj.Ecosystem.Image(), ManifestPath: proj.ManifestPath, ManifestPaths: proj.ManifestPaths,
+			FailureSignature: sigs[proj.Ecosystem][0], ExpectedFailureRegex: sigs[proj.Ecosystem][1],
+		},
+		Origin:  schemas.Origin{IssueURL: &url, IssueNumber: int64(n), Categories: []schemas.Category{}},
+		License: schemas.License{RepoLicense: info.license},
 	}
 	c.addCandidate(ref, cand)
 	return nil

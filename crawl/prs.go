@@ -363,14 +363,21 @@ func (c *crawler) repaired(ctx context.Context, info *repoInfo, e *envPR, issue 
 	prNum := int64(n)
 	num := issue.GetNumber()
 	cand := schemas.Candidate{
-		InstanceID: schemas.InstanceID(info.full, int64(num)), Set: schemas.SourceRepaired, MadeBy: MadeByMaintainer,
-		Repo: info.full, BaseCommit: base, ProjectFiles: []schemas.File{}, Patch: patch, GoldFiles: gold,
-		ProblemStatement: ps, ProblemStatementTruncated: truncated,
-		CreatedAt: rfc3339(issue.GetCreatedAt()), RegistryDate: rfc3339(pr.GetMergedAt()), RegistryDateSource: schemas.DateFromPRMerged,
-		Ecosystem: proj.Ecosystem, Image: proj.Ecosystem.Image(), ManifestPath: proj.ManifestPath, ManifestPaths: proj.ManifestPaths,
-		FailureSignature: sig, ExpectedFailureRegex: re,
-		CrawlID: &crawlID, IssueURL: &issueURL, IssueNumber: int64(num), PullRequest: &prURL, PRNumber: &prNum,
-		PRHeadCommit: &head, PRMergeCommit: &merge, Categories: []schemas.Category{}, RepoLicense: info.license,
+		Ident:  schemas.Ident{InstanceID: schemas.InstanceID(info.full, int64(num))},
+		Set:    schemas.SourceRepaired,
+		MadeBy: MadeByMaintainer,
+		Spec: schemas.Spec{
+			Repo: info.full, BaseCommit: base, ProjectFiles: []schemas.File{}, Patch: patch, GoldFiles: gold,
+			ProblemStatement: ps, ProblemStatementTruncated: truncated,
+			CreatedAt: rfc3339(issue.GetCreatedAt()), RegistryDate: rfc3339(pr.GetMergedAt()), RegistryDateSource: schemas.DateFromPRMerged,
+			Ecosystem: proj.Ecosystem, Image: proj.Ecosystem.Image(), ManifestPath: proj.ManifestPath, ManifestPaths: proj.ManifestPaths,
+			FailureSignature: sig, ExpectedFailureRegex: re,
+		},
+		Origin: schemas.Origin{
+			CrawlID: &crawlID, IssueURL: &issueURL, IssueNumber: int64(num), PullRequest: &prURL, PRNumber: &prNum,
+			PRHeadCommit: &head, PRMergeCommit: &merge, Categories: []schemas.Category{},
+		},
+		License: schemas.License{RepoLicense: info.license},
 	}
 	c.addCandidate(ref, cand)
 	return nil

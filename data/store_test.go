@@ -159,9 +159,16 @@ func TestRefsAndMemo(t *testing.T) {
 
 func testCandidate(id int64) schemas.Candidate {
 	url := "https://github.com/o/r/issues/1"
-	return schemas.Candidate{InstanceID: schemas.InstanceID("o/r", id), Set: schemas.SourceReported, Repo: "o/r",
-		BaseCommit: strings.Repeat("a", 40), CreatedAt: "2024-01-01T00:00:00Z", RegistryDate: "2024-01-01T00:00:00Z",
-		Ecosystem: schemas.EcosystemPython, IssueNumber: id, IssueURL: &url}
+	return schemas.Candidate{
+		Ident: schemas.Ident{InstanceID: schemas.InstanceID("o/r", id)},
+		Set:   schemas.SourceReported,
+		Spec: schemas.Spec{
+			Repo:       "o/r",
+			BaseCommit: strings.Repeat("a", 40), CreatedAt: "2024-01-01T00:00:00Z", RegistryDate: "2024-01-01T00:00:00Z",
+			Ecosystem: schemas.EcosystemPython,
+		},
+		Origin: schemas.Origin{IssueNumber: id, IssueURL: &url},
+	}
 }
 
 func TestAddCandidateSet(t *testing.T) {

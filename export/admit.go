@@ -201,7 +201,7 @@ func BuildTask(c *schemas.Candidate, v *schemas.Verdict, audit AuditResult, audi
 	for _, p := range t.Validate() {
 		problems = append(problems, p.Field+": "+p.Msg)
 	}
-	if err := checkRow("tasks", t.InstanceID, TaskRowOf(&t)); err != nil {
+	if err := checkRow("tasks", t.InstanceID, &t); err != nil {
 		var re *RowError
 		if errors.As(err, &re) {
 			problems = append(problems, re.Field+": "+re.Msg)

@@ -67,7 +67,7 @@ type cardData struct {
 	Repo        string
 	CorpusID    string
 	Tasks       []schemas.Task
-	Candidates  []CandidateRow
+	Candidates  []schemas.Candidate
 	Funnel      *data.Funnel
 	Excluded    []ExcludedTask
 	ConfigRows  map[string]int
@@ -167,11 +167,7 @@ func renderCard(d *cardData) ([]byte, error) {
 
 	w("### Data Fields\n\n")
 	p("Do not show the agent patch, gold_files, pull_request, pr_number, pr_head_commit, pr_merge_commit. They contain the answer.")
-	w("| Field | Type | Description |\n|---|---|---|\n")
-	for _, f := range taskFieldDocs {
-		w("| %s | %s | %s |\n", f.Name, f.Type, cell(f.Description))
-	}
-	w("\n")
+	w("%s\n", fieldTable(schemas.TaskColumns()))
 	p("Nothing is checked with unit tests. repro_command and run_command decide the result: success is an exit code plus the trace. Agents never see issue comments.")
 
 	w("### Data Splits\n\n")
@@ -229,10 +225,7 @@ func renderCard(d *cardData) ([]byte, error) {
 	w("| all | %d | %d | %d | %d | |\n\n", setTotal(d.Funnel, schemas.SourceReported), setTotal(d.Funnel, schemas.SourceRepaired), setTotal(d.Funnel, schemas.SourceLite), d.Funnel.Total)
 	w("![Candidates by outcome and set](%s)\n\n", FunnelChartPath)
 	p("Only rows with outcome == \"task\" can be scored, and they are exactly the rows of full (filter on excluded_from_scoring there before scoring). The other rows have no commands or failure patterns (null), so they are there for browsing and for studying what gets filtered out, not for evaluation. Where it is filled in, patch is the reference fix for tasks, and the pull request's own environment changes for the other pull requests where the crawl recorded the files. Like the task patch, keep it away from an agent. For the lite set, project_files holds each project exactly as the agent wrote it, generated_by names the agent and domain the kind of program.")
-	w("The candidates config has these columns besides the task columns a candidate can carry:\n\n| Field | Type | Description |\n|---|---|---|\n")
-	for _, f := range candidateOnlyDocs {
-		w("| %s | %s | %s |\n", f.Name, f.Type, cell(f.Description))
-	}
+	w("The candidates config has these columns besides the task columns a candidate can carry:\n\n%s", fieldTable(candidateOnlyColumns()))
 	w("\n```python\nfrom datasets import load_dataset\n\ncandidates = load_dataset(%q, \"candidates\", split=\"test\")\ntasks = candidates.filter(lambda r: r[\"outcome\"] == \"task\")\n```\n\n", d.Repo)
 
 	w("## Dataset Creation\n\n### Curation Rationale\n\n")
@@ -282,6 +275,33 @@ func renderCard(d *cardData) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// fieldTable is a "Data Fields" table of columns: name, card type and description, one
+// row each, from the record layout (schemas/layout.go).
+func fieldTable(cols []schemas.Column) string {
+	var b strings.Builder
+	b.WriteString("| Field | Type | Description |\n|---|---|---|\n")
+	for _, c := range cols {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Name, c.CardType(), cell(c.Doc))
+	}
+	return b.String()
+}
+
+// candidateOnlyColumns are the candidates config's own columns: those a task row does not
+// have.
+func candidateOnlyColumns() []schemas.Column {
+	task := map[string]bool{}
+	for _, c := range schemas.TaskColumns() {
+		task[c.Name] = true
+	}
+	var out []schemas.Column
+	for _, c := range schemas.CandidateColumns() {
+		if !task[c.Name] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 var outcomeMeaning = map[schemas.Outcome]string{
 	schemas.OutcomeTask:           "it became a benchmark task",
 	schemas.OutcomeVerified:       "the failure reproduces in a clean container and the known fix makes the project run, but it has not been scored yet",
@@ -306,11 +326,11 @@ type madeBy struct {
 	n    int
 }
 
-func madeByCounts(cands []CandidateRow) []madeBy {
+func madeByCounts(cands []schemas.Candidate) []madeBy {
 	m := map[string]int{}
 	for i := range cands {
-		if cands[i].Outcome == string(schemas.OutcomeTask) && cands[i].MadeBy != nil {
-			m[*cands[i].MadeBy]++
+		if cands[i].Outcome == schemas.OutcomeTask && cands[i].MadeBy != "" {
+			m[cands[i].MadeBy]++
 		}
 	}
 	out := make([]madeBy, 0, len(m))

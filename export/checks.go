@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/envgap/envgap/schemas"
 )
 
 // RowError stops an export: one row (named by its config and instance id) has a value no
@@ -21,18 +23,13 @@ func (e *RowError) Error() string {
 	return fmt.Sprintf("export %s: task %s: field %s: %s", e.Config, e.InstanceID, e.Field, e.Msg)
 }
 
-// checkRow checks every string of a row (TaskRow or CandidateRow) for valid UTF-8 and
-// every file list for repeated paths. Parquet writers do not check UTF-8, and a reader
-// that meets one bad string refuses the whole column.
+// checkRow checks every string of a row (a *schemas.Task or *schemas.Candidate) for valid
+// UTF-8 and every file list for repeated paths. Parquet writers do not check UTF-8, and a
+// reader that meets one bad string refuses the whole column.
 func checkRow(config, id string, row any) error {
-	v := reflect.ValueOf(row)
-	if v.Kind() == reflect.Pointer {
-		v = v.Elem()
-	}
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("parquet"), ",")
-		if err := checkValue(v.Field(i), name); err != "" {
+	v := reflect.ValueOf(row).Elem()
+	for _, c := range schemas.ColumnsOf(v.Type()) {
+		if err := checkValue(v.FieldByIndex(c.Index), c.Name); err != "" {
 			field, msg, _ := strings.Cut(err, "\x00")
 			return &RowError{Config: config, InstanceID: id, Field: field, Msg: msg}
 		}
@@ -57,7 +54,7 @@ func checkValue(v reflect.Value, field string) string {
 		for i := 0; i < v.Len(); i++ {
 			e := v.Index(i)
 			if e.Kind() == reflect.Struct {
-				fr := e.Interface().(FileRow)
+				fr := e.Interface().(schemas.File)
 				if err := checkValue(e.Field(0), fmt.Sprintf("%s[%d].path", field, i)); err != "" {
 					return err
 				}

@@ -22,9 +22,12 @@
 //	images/candidates-funnel.png             the candidates funnel chart the card embeds
 //	data/<config>/test-NNNNN-of-MMMMM.parquet one or more files per config
 //
-// for the configs full, reported, repaired, lite, secure (task rows, TaskRow) and
-// candidates (every candidate with its current outcome, CandidateRow; the viewer's
-// default). Column names, order and types are the card's: required strings, nullable
+// for the configs full, reported, repaired, lite, secure (task rows: schemas.Task as it is)
+// and candidates (every candidate with its current outcome: schemas.Candidate, its
+// `candidates:"optional"` strings null on rows that are not tasks; the viewer's default).
+// The rows are the records of schemas/layout.go, whose tags name the columns and give the
+// card's descriptions (layout.go here says how they are written and read). Column names,
+// order and types are the card's: required strings, nullable
 // strings, int64, bool, list<string> and list<struct<path: string, content: string>> as
 // 3-level parquet LISTs. Files are zstd-compressed, strings PLAIN-encoded, row groups cut at
 // 1,000 rows or 64 MB of text, files at 512 MB of text. Every string is checked for valid

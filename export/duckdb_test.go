@@ -123,55 +123,41 @@ var duckType = map[string]string{
 	"list<struct<path: string, content: string>>": `STRUCT(path VARCHAR, "content" VARCHAR)[]`,
 }
 
-// cardTypeOf gives the card type of a row field's Go type.
-func cardTypeOf(t reflect.Type) string {
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch {
-	case t.Kind() == reflect.String:
-		return "string"
-	case t.Kind() == reflect.Int64:
-		return "int64"
-	case t.Kind() == reflect.Bool:
-		return "bool"
-	case t == reflect.TypeOf([]string{}):
-		return "list<string>"
-	case t == reflect.TypeOf([]FileRow{}):
-		return "list<struct<path: string, content: string>>"
-	}
-	return t.String()
-}
-
-// expectedColumns returns the columns of a row type: name, card type and nullability.
-func expectedColumns(row any, cardTypes map[string]string) (names, types []string, nullable map[string]bool) {
+// expectedColumns returns the columns of a config: name, DuckDB type (from the card type)
+// and nullability (a pointer, an optional tag, or a column the candidates config writes as
+// null).
+func expectedColumns(cols []schemas.Column, rowType reflect.Type, candidates bool) (names, types []string, nullable map[string]bool) {
 	nullable = map[string]bool{}
-	rt := reflect.TypeOf(row)
-	for i := 0; i < rt.NumField(); i++ {
-		f := rt.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("parquet"), ",")
-		ct := cardTypeOf(f.Type)
-		if cardTypes != nil {
-			ct = cardTypes[name] // the card's own type, not the Go struct's
-		}
-		names = append(names, name)
-		types = append(types, duckType[ct])
-		nullable[name] = f.Type.Kind() == reflect.Pointer
+	for _, c := range cols {
+		_, opts, _ := strings.Cut(rowType.FieldByIndex(c.Index).Tag.Get("parquet"), ",")
+		names = append(names, c.Name)
+		types = append(types, duckType[c.CardType()])
+		nullable[c.Name] = c.Nullable() || opts == "optional" || (candidates && c.NullInCandidates)
 	}
 	return
 }
 
-// nullCounts counts, per column, the rows whose value is null.
-func nullCounts[T any](rows []T) map[string]int {
+// nullCounts counts, per column, the rows whose value the file must hold as null: a nil
+// pointer; in the candidates config also an empty string of an optional column (on a row
+// that is not a task, for the columns marked `candidates:"optional"`).
+func nullCounts[T any](rows []T, candidates bool) map[string]int {
 	out := map[string]int{}
-	var zero T
-	rt := reflect.TypeOf(zero)
-	for i := 0; i < rt.NumField(); i++ {
-		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("parquet"), ",")
-		out[name] = 0
+	rt := reflect.TypeOf(rows).Elem()
+	cols := schemas.ColumnsOf(rt)
+	_, _, nullable := expectedColumns(cols, rt, candidates)
+	for _, c := range cols {
+		out[c.Name] = 0
 		for j := range rows {
-			if v := reflect.ValueOf(rows[j]).Field(i); v.Kind() == reflect.Pointer && v.IsNil() {
-				out[name]++
+			row := reflect.ValueOf(&rows[j]).Elem()
+			v := row.FieldByIndex(c.Index)
+			switch {
+			case v.Kind() == reflect.Pointer && v.IsNil():
+				out[c.Name]++
+			case v.Kind() == reflect.String && v.String() == "" && nullable[c.Name]:
+				if c.NullInCandidates && row.FieldByName("Outcome").String() == string(schemas.OutcomeTask) {
+					continue // a task row keeps its empty strings
+				}
+				out[c.Name]++
 			}
 		}
 	}
@@ -204,10 +190,6 @@ func TestIndependentReaderDuckDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cards := map[string]string{}
-	for _, d := range taskFieldDocs {
-		cards[d.Name] = d.Type
-	}
 	cands, _, err := candidateRows(st, tasks, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -224,16 +206,11 @@ func TestIndependentReaderDuckDB(t *testing.T) {
 				var nullable map[string]bool
 				var nulls map[string]int
 				if c.Name == ConfigCandidates {
-					names, types, nullable = expectedColumns(CandidateRow{}, nil)
-					nulls = nullCounts(cands)
+					names, types, nullable = expectedColumns(schemas.CandidateColumns(), reflect.TypeOf(schemas.Candidate{}), true)
+					nulls = nullCounts(cands, true)
 				} else {
-					names, types, nullable = expectedColumns(TaskRow{}, cards)
-					sel := selectConfig(tasks, c.Name)
-					rows := make([]TaskRow, len(sel))
-					for i := range sel {
-						rows[i] = TaskRowOf(&sel[i])
-					}
-					nulls = nullCounts(rows)
+					names, types, nullable = expectedColumns(schemas.TaskColumns(), reflect.TypeOf(schemas.Task{}), false)
+					nulls = nullCounts(selectConfig(tasks, c.Name), false)
 				}
 				var gotNames, gotTypes []string
 				for _, col := range r.Columns {
@@ -304,15 +281,23 @@ func bigStore(b *testing.B, n, size int) (*data.Store, []schemas.Task) {
 		issue := int64(i + 1)
 		url := fmt.Sprintf("https://github.com/bench/repo/issues/%d", issue)
 		tasks[i] = schemas.Task{
-			InstanceID: schemas.InstanceID("bench/repo", issue), Repo: "bench/repo", BaseCommit: strings.Repeat("a", 40),
-			ProjectFiles: []schemas.File{}, Patch: text(i, size/4), GoldFiles: []schemas.File{{Path: "requirements.txt", Content: &content}},
-			ProblemStatement: text(i, size/4), CreatedAt: "2024-01-01T00:00:00Z", RegistryDate: "2024-01-02T00:00:00Z",
-			RegistryDateSource: schemas.DateFromIssueCreated, Ecosystem: schemas.EcosystemPython, Image: "envgap-python-eval",
-			ManifestPath: "requirements.txt", ManifestPaths: []string{"requirements.txt"}, BootstrapCommand: "true",
-			ResolveCommand: "pip install -r requirements.txt", ReproCommand: "pip install -r requirements.txt", RunCommand: "python -c 1",
-			FailureSignature: "error", ExpectedFailureRegex: "error", Splits: []schemas.Split{schemas.SplitFull},
-			Source: schemas.SourceReported, IssueURL: &url, IssueNumber: issue,
-			Categories: []schemas.Category{}, SecurityFlags: []schemas.SecurityFlag{},
+			Ident: schemas.Ident{InstanceID: schemas.InstanceID("bench/repo", issue)},
+			Spec: schemas.Spec{
+				Repo: "bench/repo", BaseCommit: strings.Repeat("a", 40),
+				ProjectFiles: []schemas.File{}, Patch: text(i, size/4), GoldFiles: []schemas.File{{Path: "requirements.txt", Content: &content}},
+				ProblemStatement: text(i, size/4), CreatedAt: "2024-01-01T00:00:00Z", RegistryDate: "2024-01-02T00:00:00Z",
+				RegistryDateSource: schemas.DateFromIssueCreated, Ecosystem: schemas.EcosystemPython, Image: "envgap-python-eval",
+				ManifestPath: "requirements.txt", ManifestPaths: []string{"requirements.txt"}, BootstrapCommand: "true",
+				ResolveCommand: "pip install -r requirements.txt", ReproCommand: "pip install -r requirements.txt", RunCommand: "python -c 1",
+				FailureSignature: "error", ExpectedFailureRegex: "error",
+			},
+			Splits: []schemas.Split{schemas.SplitFull},
+			Source: schemas.SourceReported,
+			Origin: schemas.Origin{
+				IssueURL: &url, IssueNumber: issue,
+				Categories: []schemas.Category{},
+			},
+			SecurityFlags: []schemas.SecurityFlag{},
 		}
 		if _, err := batch.PutJSON(&tasks[i]); err != nil {
 			b.Fatal(err)
@@ -330,10 +315,10 @@ func bigStore(b *testing.B, n, size int) (*data.Store, []schemas.Task) {
 	return st, tasks
 }
 
-func textBytes(rows []TaskRow) int64 {
+func textBytes(tasks []schemas.Task) int64 {
 	var n int64
-	for i := range rows {
-		n += taskRowBytes(&rows[i])
+	for i := range tasks {
+		n += taskBytes(&tasks[i])
 	}
 	return n
 }
@@ -342,11 +327,7 @@ func textBytes(rows []TaskRow) int64 {
 // configs, the card and the chart; every task is in full and reported).
 func BenchmarkExport10k(b *testing.B) {
 	st, tasks := bigStore(b, benchTasks, 40<<10)
-	rows := make([]TaskRow, len(tasks))
-	for i := range tasks {
-		rows[i] = TaskRowOf(&tasks[i])
-	}
-	mb := float64(textBytes(rows)) / 1e6
+	mb := float64(textBytes(tasks)) / 1e6
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		out := filepath.Join(b.TempDir(), "release")
@@ -365,11 +346,7 @@ func BenchmarkExport10k(b *testing.B) {
 func BenchmarkParquetVsDuckDB(b *testing.B) {
 	const n, size = 10000, 40 << 10
 	_, tasks := bigStore(b, n, size)
-	rows := make([]TaskRow, len(tasks))
-	for i := range tasks {
-		rows[i] = TaskRowOf(&tasks[i])
-	}
-	mb := float64(textBytes(rows)) / 1e6
+	mb := float64(textBytes(tasks)) / 1e6
 	dir := b.TempDir()
 	jsonl := filepath.Join(dir, "rows.jsonl")
 	var buf bytes.Buffer
@@ -385,7 +362,7 @@ func BenchmarkParquetVsDuckDB(b *testing.B) {
 	var duck float64
 	for i := 0; i < b.N; i++ {
 		out := filepath.Join(dir, fmt.Sprintf("go-%d", i))
-		if _, err := writeConfig(out, ConfigFull, rows, taskRowBytes, DefaultLimits); err != nil {
+		if _, err := writeConfig(out, ConfigFull, tasks, taskLayout, DefaultLimits); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()

@@ -25,19 +25,83 @@ func parquetNames(v any) []string {
 }
 
 func TestColumnsFollowTheCard(t *testing.T) {
-	if got, want := parquetNames(TaskRow{}), schemas.TaskFields(); !reflect.DeepEqual(got, want) {
-		t.Errorf("TaskRow columns\n got %v\nwant %v", got, want)
+	if got, want := parquetNames(schemas.Task{}), schemas.TaskFields(); !reflect.DeepEqual(got, want) {
+		t.Errorf("task columns\n got %v\nwant %v", got, want)
 	}
 	var docs []string
-	for _, d := range taskFieldDocs {
+	for _, d := range schemas.TaskColumns() {
 		docs = append(docs, d.Name)
+		if d.Doc == "" {
+			t.Errorf("column %s has no description for the card", d.Name)
+		}
 	}
 	if want := schemas.TaskFields(); !reflect.DeepEqual(docs, want) {
 		t.Errorf("card field table\n got %v\nwant %v", docs, want)
 	}
-	if got, want := parquetNames(CandidateRow{}), schemas.CandidateFields(); !reflect.DeepEqual(got, want) {
-		t.Errorf("CandidateRow columns\n got %v\nwant %v", got, want)
+	var got []string
+	for _, f := range candidateSchema.Fields() {
+		got = append(got, f.Name())
 	}
+	if want := schemas.CandidateFields(); !reflect.DeepEqual(got, want) {
+		t.Errorf("candidates columns\n got %v\nwant %v", got, want)
+	}
+	for _, d := range candidateOnlyColumns() {
+		if d.Doc == "" {
+			t.Errorf("column %s has no description for the card", d.Name)
+		}
+	}
+}
+
+// rawNulls reads a config's parquet files as stored and returns, per instance id, the
+// columns whose value is null.
+func rawNulls(t *testing.T, dir, config string) map[string]map[string]bool {
+	t.Helper()
+	files, err := configFiles(dir, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]bool{}
+	for _, name := range files {
+		pf := openParquet(t, name)
+		leaves := pf.Schema().Columns()
+		rows := make([]parquet.Row, pf.NumRows())
+		r := parquet.NewReader(pf)
+		if n, err := r.ReadRows(rows); n != len(rows) {
+			t.Fatalf("read %d of %d rows: %v", n, len(rows), err)
+		}
+		for _, row := range rows {
+			nulls := map[string]bool{}
+			id := ""
+			for _, v := range row {
+				col := leaves[v.Column()][0]
+				if col == "instance_id" {
+					id = v.String()
+				}
+				if v.IsNull() && len(leaves[v.Column()]) == 1 {
+					nulls[col] = true
+				}
+			}
+			out[id] = nulls
+		}
+		r.Close()
+	}
+	return out
+}
+
+// openParquet opens a parquet file for the rest of the test.
+func openParquet(t *testing.T, name string) *parquet.File {
+	t.Helper()
+	fh, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fh.Close() })
+	st, _ := fh.Stat()
+	pf, err := parquet.OpenFile(fh, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pf
 }
 
 func TestExportRoundTripsTheCorpusID(t *testing.T) {
@@ -97,23 +161,27 @@ func TestExportRoundTripsTheCorpusID(t *testing.T) {
 	}
 	outcomes := map[string]string{}
 	for _, c := range cands {
-		outcomes[c.InstanceID] = c.Outcome
+		outcomes[c.InstanceID] = string(c.Outcome)
 	}
 	want := map[string]string{idRepaired: "task", idReported: "task", idControl: "task", idLite: "task",
 		idWaiting: "not_checked", idNotRepro: "not_reproduced", idCodeFix: "code_fix"}
 	if !reflect.DeepEqual(outcomes, want) {
 		t.Errorf("candidate outcomes = %v, want %v", outcomes, want)
 	}
+	nulls := rawNulls(t, out, ConfigCandidates)
 	for _, c := range cands {
 		switch c.InstanceID {
 		case idWaiting:
-			if c.ResolveCommand != nil || c.Patch != nil || c.FailureSignature != nil {
-				t.Errorf("%s: unfilled strings should be null: resolve %v patch %v", c.InstanceID, c.ResolveCommand, c.Patch)
+			if n := nulls[c.InstanceID]; !n["resolve_command"] || !n["patch"] || !n["failure_signature"] {
+				t.Errorf("%s: unfilled strings should be null: nulls %v", c.InstanceID, n)
 			}
 		case idControl:
 			// A task's candidate row carries the task's values (commands from the verdict,
-			// the control's empty patch and failure signature).
-			if c.ResolveCommand == nil || *c.ResolveCommand != "make install" || c.Patch == nil || *c.Patch != "" || len(c.GoldFiles) != 0 || !c.IsControl {
+			// the control's empty patch and failure signature, as "" rather than null).
+			if n := nulls[c.InstanceID]; n["patch"] || n["failure_signature"] || n["resolve_command"] || !n["d2_command"] {
+				t.Errorf("%s: a task's empty strings should not be null: nulls %v", c.InstanceID, n)
+			}
+			if c.ResolveCommand != "make install" || c.Patch != "" || len(c.GoldFiles) != 0 || !c.IsControl {
 				t.Errorf("%s: candidate row does not carry the task's values: %+v", c.InstanceID, c)
 			}
 		case idCodeFix:
@@ -465,15 +533,7 @@ func TestRowGroupsAndShards(t *testing.T) {
 		if want := filepath.ToSlash(filepath.Join("data", "full", "test-0000"+string(rune('0'+i))+"-of-0000"+string(rune('0'+len(full.Files)))+".parquet")); f.Path != want {
 			t.Errorf("file %d = %s, want %s", i, f.Path, want)
 		}
-		fh, err := os.Open(filepath.Join(out, filepath.FromSlash(f.Path)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, _ := fh.Stat()
-		pf, err := parquet.OpenFile(fh, st.Size())
-		if err != nil {
-			t.Fatal(err)
-		}
+		pf := openParquet(t, filepath.Join(out, filepath.FromSlash(f.Path)))
 		for _, rg := range pf.RowGroups() {
 			if rg.NumRows() > 2 {
 				t.Errorf("%s: a row group of %d rows, limit 2", f.Path, rg.NumRows())
@@ -482,7 +542,6 @@ func TestRowGroupsAndShards(t *testing.T) {
 		if len(pf.RowGroups()) != f.RowGroups {
 			t.Errorf("%s: %d row groups, report says %d", f.Path, len(pf.RowGroups()), f.RowGroups)
 		}
-		fh.Close()
 	}
 	if rows != 4 {
 		t.Errorf("full has %d rows over its files, want 4", rows)

@@ -24,7 +24,7 @@ type licenseRepo struct {
 // renderLicense writes LICENSE.md: MIT for EnvGap's metadata and code, each GitHub project's
 // own licence for the text and files taken from it (one table row per repository, from
 // repo_license), and, for the Lite set, the study's terms and CC BY 4.0 for its prompts.
-func renderLicense(tasks []schemas.Task, cands []CandidateRow) []byte {
+func renderLicense(tasks []schemas.Task, cands []schemas.Candidate) []byte {
 	repos := map[string]*licenseRepo{}
 	get := func(repo string, lic *string) *licenseRepo {
 		r := repos[repo]
@@ -46,7 +46,7 @@ func renderLicense(tasks []schemas.Task, cands []CandidateRow) []byte {
 		get(tasks[i].Repo, tasks[i].RepoLicense).tasks++
 	}
 	for i := range cands {
-		if cands[i].Set == string(schemas.SourceLite) {
+		if cands[i].Set == schemas.SourceLite {
 			liteCands++
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -74,13 +75,13 @@ func writerOptions() []parquet.WriterOption {
 func dataDir(config string) string { return path.Join("data", config) }
 
 // writeConfig writes rows as data/<config>/test-NNNNN-of-MMMMM.parquet under root.
-func writeConfig[T any](root, config string, rows []T, size func(*T) int64, lim Limits) ([]FileInfo, error) {
+func writeConfig[T any](root, config string, rows []T, layout rowLayout[T], lim Limits) ([]FileInfo, error) {
 	// Cut into files by uncompressed size; an empty config is one file with no rows, so
 	// every config named in the card's YAML has a file.
 	var shards [][]T
 	start, acc := 0, int64(0)
 	for i := range rows {
-		n := size(&rows[i])
+		n := layout.size(&rows[i])
 		if i > start && acc+n > lim.BytesPerFile {
 			shards = append(shards, rows[start:i])
 			start, acc = i, 0
@@ -96,7 +97,7 @@ func writeConfig[T any](root, config string, rows []T, size func(*T) int64, lim 
 	for i, shard := range shards {
 		name := fmt.Sprintf("%s-%05d-of-%05d.parquet", Split, i, len(shards))
 		rel := path.Join(dataDir(config), name)
-		info, err := writeFile(filepath.Join(dir, name), shard, size, lim)
+		info, err := writeFile(filepath.Join(dir, name), shard, layout, lim)
 		if err != nil {
 			return nil, fmt.Errorf("export %s: %s: %w", config, rel, err)
 		}
@@ -108,7 +109,7 @@ func writeConfig[T any](root, config string, rows []T, size func(*T) int64, lim 
 
 // writeFile writes one parquet file, cutting row groups at lim.RowsPerGroup rows or
 // lim.BytesPerGroup uncompressed bytes, whichever comes first.
-func writeFile[T any](dst string, rows []T, size func(*T) int64, lim Limits) (FileInfo, error) {
+func writeFile[T any](dst string, rows []T, layout rowLayout[T], lim Limits) (FileInfo, error) {
 	f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return FileInfo{}, err
@@ -116,14 +117,21 @@ func writeFile[T any](dst string, rows []T, size func(*T) int64, lim Limits) (Fi
 	h := schemas.NewHasher()
 	cw := &countingWriter{w: io.MultiWriter(f, h)}
 	bw := bufio.NewWriterSize(cw, 1<<20)
-	opts := append(writerOptions(), parquet.MaxRowsPerRowGroup(int64(lim.RowsPerGroup)))
+	opts := append(writerOptions(), parquet.MaxRowsPerRowGroup(int64(lim.RowsPerGroup)), layout.schema())
+	for _, t := range layout.tags {
+		opts = append(opts, t)
+	}
 	w := parquet.NewGenericWriter[T](bw, opts...)
+	write := layout.write
+	if write == nil {
+		write = func(w *parquet.GenericWriter[T], rows []T) error { _, err := w.Write(rows); return err }
+	}
 	groups := 0
 	flush := func(batch []T) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		if _, err := w.Write(batch); err != nil {
+		if err := write(w, batch); err != nil {
 			return err
 		}
 		groups++
@@ -131,7 +139,7 @@ func writeFile[T any](dst string, rows []T, size func(*T) int64, lim Limits) (Fi
 	}
 	start, acc := 0, int64(0)
 	for i := range rows {
-		n := size(&rows[i])
+		n := layout.size(&rows[i])
 		if i > start && (i-start >= lim.RowsPerGroup || acc+n > lim.BytesPerGroup) {
 			if err := flush(rows[start:i]); err != nil {
 				f.Close()
@@ -192,15 +200,15 @@ func configFiles(dir, config string) ([]string, error) {
 // readConfig reads every row of a config of an export folder. The files' schema must be
 // exactly T's (same columns, same types, same order): a file from another tool or an older
 // layout is refused rather than read with columns silently missing.
-func readConfig[T any](dir, config string) ([]T, error) {
+func readConfig[T any](dir, config string, layout rowLayout[T]) ([]T, error) {
 	files, err := configFiles(dir, config)
 	if err != nil {
 		return nil, err
 	}
-	want := parquet.SchemaOf(new(T))
+	want := layout.schema()
 	var out []T
 	for _, name := range files {
-		rows, err := readFile[T](name, want)
+		rows, err := readFile(name, want, layout)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", name, err)
 		}
@@ -209,7 +217,7 @@ func readConfig[T any](dir, config string) ([]T, error) {
 	return out, nil
 }
 
-func readFile[T any](name string, want *parquet.Schema) ([]T, error) {
+func readFile[T any](name string, want *parquet.Schema, layout rowLayout[T]) ([]T, error) {
 	fh, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -226,15 +234,20 @@ func readFile[T any](name string, want *parquet.Schema) ([]T, error) {
 	if got := schemaText(pf.Schema()); got != schemaText(want) {
 		return nil, fmt.Errorf("schema differs from the card's columns:\n got: %s\nwant: %s", got, schemaText(want))
 	}
-	r := parquet.NewGenericReader[T](pf)
+	flat := layout.flatType()
+	r := parquet.NewReader(pf, parquet.SchemaOf(reflect.New(flat).Interface()))
 	defer r.Close()
+	cols := schemas.ColumnsOf(reflect.TypeFor[T]())
 	rows := make([]T, pf.NumRows())
-	n, err := r.Read(rows)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	if n != len(rows) {
-		return nil, fmt.Errorf("read %d of %d rows", n, len(rows))
+	for i := range rows {
+		v := reflect.New(flat)
+		if err := r.Read(v.Interface()); err != nil {
+			return nil, fmt.Errorf("row %d of %d: %w", i, len(rows), err)
+		}
+		dst := reflect.ValueOf(&rows[i]).Elem()
+		for j, c := range cols {
+			dst.FieldByIndex(c.Index).Set(v.Elem().Field(j))
+		}
 	}
 	return rows, nil
 }

@@ -20,21 +20,18 @@ func ReadTaskConfig(dir, config string) ([]schemas.Task, error) {
 	if config == ConfigCandidates || !knownConfig(config) {
 		return nil, fmt.Errorf("read %s: %q is not a task config; want one of full, reported, repaired, lite, secure", dir, config)
 	}
-	rows, err := readConfig[TaskRow](dir, config)
+	out, err := readConfig(dir, config, taskLayout)
 	if err != nil {
 		return nil, err
-	}
-	out := make([]schemas.Task, len(rows))
-	for i := range rows {
-		out[i] = rows[i].Task()
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].InstanceID < out[j].InstanceID })
 	return out, nil
 }
 
 // ReadCandidates reads the candidates config of an exported folder, sorted by instance id.
-func ReadCandidates(dir string) ([]CandidateRow, error) {
-	rows, err := readConfig[CandidateRow](dir, ConfigCandidates)
+// A null column reads as "" (the card's candidates rows leave unfilled strings null).
+func ReadCandidates(dir string) ([]schemas.Candidate, error) {
+	rows, err := readConfig(dir, ConfigCandidates, candidateLayout)
 	if err != nil {
 		return nil, err
 	}

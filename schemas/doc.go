@@ -5,6 +5,14 @@
 // errors that name file, line, record and field, canonical JSON, the one Digest type, the
 // corpus id, and the embedded JSON Schema files of the external formats.
 //
+// Record layout (layout.go): every column of the card is one struct field, defined once,
+// with its JSON and parquet name, its type and its card description (`doc:` tag). The
+// columns both records have sit in four groups (Ident, Spec, Origin, License) that Task and
+// Candidate embed in the card's order. ColumnsOf lists a record's columns; validation, the
+// JSON Schema files, the parquet configs, the card's field tables, the canonical JSON
+// behind the corpus id and Candidate.ToTask all follow from it. Rules on shared columns are
+// written once (validate.go, shared.validate); each record adds its own in its Validate.
+//
 // Canonical JSON: object keys sorted bytewise, no insignificant whitespace, no HTML
 // escaping, strings valid UTF-8, no trailing newline. A record's digest is the SHA-256 of
 // its canonical JSON, written "sha256:<hex>".

@@ -3,23 +3,121 @@ package schemas
 import (
 	"reflect"
 	"strings"
+	"sync"
 )
 
-// jsonFieldNames returns the JSON names of a struct's fields in declaration order.
-func jsonFieldNames(v any) []string {
-	t := reflect.TypeOf(v)
-	var names []string
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			names = append(names, name)
+// Column is one column of a record type (layout.go), as the card, the JSON Schema, the
+// parquet configs and validation see it.
+type Column struct {
+	// Name is the column's JSON and parquet name.
+	Name string
+	// Field is the Go field's name (parquet-go names columns by it in tag replacements).
+	Field string
+	// Doc is the card's description of the column (the `doc:` tag).
+	Doc string
+	// Type is the Go type: *T for a nullable column, []T for a list.
+	Type reflect.Type
+	// Index is the field's index path in the record, through the embedded groups.
+	Index []int
+	// NullInCandidates is set for a string column the candidates config writes as null on a
+	// row that is not a task when it is empty (`candidates:"optional"`).
+	NullInCandidates bool
+}
+
+// Nullable reports whether the column may hold null in every config (a pointer).
+func (c Column) Nullable() bool { return c.Type.Kind() == reflect.Pointer }
+
+// List reports whether the column is a list.
+func (c Column) List() bool { return c.Type.Kind() == reflect.Slice }
+
+// CardType is the column's type as the card writes it: string, int64, bool, list<string>,
+// list<struct<path: string, content: string>>.
+func (c Column) CardType() string { return cardType(c.Type) }
+
+func cardType(t reflect.Type) string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String, reflect.Bool, reflect.Int64, reflect.Float64:
+		return t.Kind().String()
+	case reflect.Slice:
+		return "list<" + cardType(t.Elem()) + ">"
+	case reflect.Struct:
+		var parts []string
+		for _, c := range ColumnsOf(t) {
+			parts = append(parts, c.Name+": "+cardType(c.Type))
 		}
+		return "struct<" + strings.Join(parts, ", ") + ">"
+	}
+	return t.String()
+}
+
+var columnCache sync.Map // reflect.Type -> []Column
+
+// ColumnsOf lists the columns of a struct type in declaration order: every field with a
+// JSON name, the fields of untagged embedded structs (the groups of layout.go) in their
+// place. It works on any struct type, so a record built with reflect.StructOf from these
+// types has its columns listed the same way.
+func ColumnsOf(t reflect.Type) []Column {
+	if c, ok := columnCache.Load(t); ok {
+		return c.([]Column)
+	}
+	var cols []Column
+	var walk func(t reflect.Type, index []int)
+	walk = func(t reflect.Type, index []int) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			idx := append(append([]int(nil), index...), i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+				walk(f.Type, idx)
+				continue
+			}
+			if name == "" || name == "-" || !f.IsExported() {
+				continue
+			}
+			cols = append(cols, Column{Name: name, Field: f.Name, Doc: f.Tag.Get("doc"), Type: f.Type, Index: idx,
+				NullInCandidates: f.Tag.Get("candidates") == "optional"})
+		}
+	}
+	walk(t, nil)
+	columnCache.Store(t, cols)
+	return cols
+}
+
+// TaskColumns lists the task row's columns in the card's order.
+func TaskColumns() []Column { return ColumnsOf(reflect.TypeOf(Task{})) }
+
+// CandidateColumns lists the candidate record's columns (the candidates config's) in order.
+func CandidateColumns() []Column { return ColumnsOf(reflect.TypeOf(Candidate{})) }
+
+// jsonFieldNames returns the JSON names of a struct's columns in declaration order.
+func jsonFieldNames(v any) []string { return columnNames(ColumnsOf(reflect.TypeOf(v))) }
+
+func columnNames(cols []Column) []string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
 	}
 	return names
 }
 
 // TaskFields lists the task row's columns in the card's order.
-func TaskFields() []string { return jsonFieldNames(Task{}) }
+func TaskFields() []string { return columnNames(TaskColumns()) }
 
 // CandidateFields lists the candidate record's fields in declaration order.
-func CandidateFields() []string { return jsonFieldNames(Candidate{}) }
+func CandidateFields() []string { return columnNames(CandidateColumns()) }
+
+// fillLists sets every nil list column of the record v points at to an empty list: a row
+// of the card has no null lists (parquet reads both back as []).
+func fillLists(v any) {
+	rv := reflect.ValueOf(v).Elem()
+	for _, c := range ColumnsOf(rv.Type()) {
+		if c.List() {
+			if f := rv.FieldByIndex(c.Index); f.IsNil() {
+				f.Set(reflect.MakeSlice(c.Type, 0, 0))
+			}
+		}
+	}
+}

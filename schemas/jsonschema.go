@@ -53,11 +53,18 @@ func GenerateJSONSchema(file string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("no schema named %q", file)
 	}
-	s := typeSchema(reflect.TypeOf(v))
+	return JSONSchemaOf(reflect.TypeOf(v), file, schemaRequired[file])
+}
+
+// JSONSchemaOf derives the JSON Schema of a record type (any struct type, also one built
+// with reflect.StructOf from the layout's groups) with the given required fields; file names
+// the schema ($id and title).
+func JSONSchemaOf(t reflect.Type, file string, required []string) ([]byte, error) {
+	s := typeSchema(t)
 	s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	s["$id"] = "https://envgap.invalid/schemas/" + file
 	s["title"] = strings.TrimSuffix(file, ".schema.json")
-	s["required"] = schemaRequired[file]
+	s["required"] = required
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return nil, err
@@ -96,14 +103,10 @@ func typeSchema(t reflect.Type) map[string]any {
 	case reflect.Struct:
 		props := map[string]any{}
 		var req []string
-		for i := 0; i < t.NumField(); i++ {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-			if name == "" || name == "-" {
-				continue
-			}
-			props[name] = typeSchema(t.Field(i).Type)
+		for _, c := range ColumnsOf(t) {
+			props[c.Name] = typeSchema(c.Type)
 			if t == reflect.TypeOf(File{}) {
-				req = append(req, name)
+				req = append(req, c.Name)
 			}
 		}
 		s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}

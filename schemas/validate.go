@@ -160,35 +160,47 @@ func instanceIDOf(v any) string {
 	return ""
 }
 
-// DecodeRecord decodes one JSON object strictly into a record and validates it. It is what
-// ReadCandidates and ReadTasks do per line; problems carry no file or line.
 func decodeRecord[T any, PT interface {
 	*T
 	Validator
 }](line []byte, required []string) (*T, []Problem) {
+	var rec T
+	ps, ok := DecodeRecord(line, PT(&rec), required)
+	if !ok {
+		return nil, ps
+	}
+	return &rec, ps
+}
+
+// DecodeRecord decodes one JSON object strictly into the record rec points at (a pointer to
+// any struct of columns, see ColumnsOf) and validates it: the JSON must be valid UTF-8 and
+// an object; every key must be a column; a column must have its type (null only for a
+// nullable one); the required columns must be there; then the record's Validate runs, when
+// it has one, and its problems are added for the fields not already reported. It is what
+// ReadCandidates and ReadTasks do per line; problems carry no file or line. ok is false
+// when nothing could be decoded (the line is not a JSON object).
+func DecodeRecord(line []byte, rec any, required []string) (ps []Problem, ok bool) {
 	if !utf8.Valid(line) {
 		off := InvalidUTF8Offset(line)
-		return nil, []Problem{{Msg: fmt.Sprintf("invalid UTF-8 at byte %d of the line; the file must be UTF-8 (re-encode it, or escape binary content)", off)}}
+		return []Problem{{Msg: fmt.Sprintf("invalid UTF-8 at byte %d of the line; the file must be UTF-8 (re-encode it, or escape binary content)", off)}}, false
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(line, &raw); err != nil {
-		return nil, []Problem{{Msg: "invalid JSON: " + describeJSONError(line, err) + "; each line must be one JSON object"}}
+		return []Problem{{Msg: "invalid JSON: " + describeJSONError(line, err) + "; each line must be one JSON object"}}, false
 	}
-	var rec T
-	var ps []Problem
 	id := ""
 	if rawID, ok := raw["instance_id"]; ok {
 		_ = json.Unmarshal(rawID, &id)
 	}
-	rv := reflect.ValueOf(&rec).Elem()
-	fields := fieldIndex(rv.Type())
+	rv := reflect.ValueOf(rec).Elem()
+	fields := columnIndex(rv.Type())
 	keys := make([]string, 0, len(raw))
 	for k := range raw {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		idx, ok := fields[k]
+		col, ok := fields[k]
 		if !ok {
 			msg := fmt.Sprintf("unknown field %q", k)
 			if s := suggest(k, fields); s != "" {
@@ -199,7 +211,7 @@ func decodeRecord[T any, PT interface {
 			ps = append(ps, Problem{InstanceID: id, Field: k, Msg: msg})
 			continue
 		}
-		f := rv.Field(idx)
+		f := rv.FieldByIndex(col.Index)
 		v := raw[k]
 		if string(v) == "null" {
 			switch f.Kind() {
@@ -227,23 +239,24 @@ func decodeRecord[T any, PT interface {
 	for _, p := range ps {
 		reported[p.Field] = true
 	}
-	for _, fp := range PT(&rec).Validate() {
-		top, _, _ := strings.Cut(fp.Field, "[")
-		if reported[top] {
-			continue
+	if v, isV := rec.(Validator); isV {
+		for _, fp := range v.Validate() {
+			top, _, _ := strings.Cut(fp.Field, "[")
+			if reported[top] {
+				continue
+			}
+			ps = append(ps, Problem{InstanceID: id, Field: fp.Field, Msg: fp.Msg})
 		}
-		ps = append(ps, Problem{InstanceID: id, Field: fp.Field, Msg: fp.Msg})
 	}
-	return &rec, ps
+	return ps, true
 }
 
-func fieldIndex(t reflect.Type) map[string]int {
-	m := map[string]int{}
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			m[name] = i
-		}
+// columnIndex maps the JSON names of a record type's columns to the columns.
+func columnIndex(t reflect.Type) map[string]Column {
+	cols := ColumnsOf(t)
+	m := make(map[string]Column, len(cols))
+	for _, c := range cols {
+		m[c.Name] = c
 	}
 	return m
 }
@@ -320,7 +333,7 @@ func InvalidUTF8Offset(b []byte) int {
 }
 
 // suggest returns the known field closest to an unknown one (edit distance <= 3).
-func suggest(k string, fields map[string]int) string {
+func suggest(k string, fields map[string]Column) string {
 	best, bestD := "", 4
 	for f := range fields {
 		if d := editDistance(strings.ToLower(k), f); d < bestD || (d == bestD && f < best) {
@@ -429,97 +442,98 @@ func checkFiles(field string, files []File, allowNil bool) []FieldProblem {
 	return ps
 }
 
-type common struct {
-	id, repo, base, created, regDate string
-	set                              Source
-	eco                              Ecosystem
-	image, regex                     string
-	issue                            int64
-	issueURL                         *string
-	pr                               *int64
-	pull, head, merge                *string
-	project, gold                    []File
-	cats                             []Category
-	regSrc                           RegistryDateSource
+// shared is a record's view of the columns Task and Candidate share (the groups of
+// layout.go) together with its set: a candidate's set, a task's source. The rules on shared
+// columns are written once, in its validate method; a record's own columns have theirs in
+// the record's Validate.
+type shared struct {
+	set Source
+	*Ident
+	*Spec
+	*Origin
+	*License
 }
 
-func (c common) validate() []FieldProblem {
+func (c *Candidate) shared() shared { return shared{c.Set, &c.Ident, &c.Spec, &c.Origin, &c.License} }
+func (t *Task) shared() shared      { return shared{t.Source, &t.Ident, &t.Spec, &t.Origin, &t.License} }
+
+func (c shared) validate() []FieldProblem {
 	var ps []FieldProblem
 	add := func(f, m string) { ps = append(ps, FieldProblem{f, m}) }
-	if err := CheckInstanceID(c.id); err != nil {
+	if err := CheckInstanceID(c.InstanceID); err != nil {
 		add("instance_id", err.Error())
 	}
-	if !repoRe.MatchString(c.repo) {
-		add("repo", fmt.Sprintf("%q is not owner/name", c.repo))
-	} else if c.issue > 0 && instanceIDRe.MatchString(c.id) && c.id != InstanceID(c.repo, c.issue) {
-		add("instance_id", fmt.Sprintf("%q does not match repo and issue_number; want %q", c.id, InstanceID(c.repo, c.issue)))
+	if !repoRe.MatchString(c.Repo) {
+		add("repo", fmt.Sprintf("%q is not owner/name", c.Repo))
+	} else if c.IssueNumber > 0 && instanceIDRe.MatchString(c.InstanceID) && c.InstanceID != InstanceID(c.Repo, c.IssueNumber) {
+		add("instance_id", fmt.Sprintf("%q does not match repo and issue_number; want %q", c.InstanceID, InstanceID(c.Repo, c.IssueNumber)))
 	}
-	if c.issue <= 0 {
+	if c.IssueNumber <= 0 {
 		add("issue_number", "must be a positive integer")
 	}
 	if err := c.set.Valid(); err != nil {
 		add("set", err.Error())
 	}
-	if err := c.eco.Valid(); err != nil {
+	if err := c.Ecosystem.Valid(); err != nil {
 		add("ecosystem", err.Error())
-	} else if c.image != "" && c.image != c.eco.Image() {
-		add("image", fmt.Sprintf("%q does not match ecosystem %s; want %q", c.image, c.eco, c.eco.Image()))
+	} else if c.Image != "" && c.Image != c.Ecosystem.Image() {
+		add("image", fmt.Sprintf("%q does not match ecosystem %s; want %q", c.Image, c.Ecosystem, c.Ecosystem.Image()))
 	}
-	if err := CheckTime(c.created); err != nil {
+	if err := CheckTime(c.CreatedAt); err != nil {
 		add("created_at", err.Error())
 	}
-	if err := CheckTime(c.regDate); err != nil {
+	if err := CheckTime(c.RegistryDate); err != nil {
 		add("registry_date", err.Error())
 	}
-	if c.regSrc != "" {
-		if err := c.regSrc.Valid(); err != nil {
+	if c.RegistryDateSource != "" {
+		if err := c.RegistryDateSource.Valid(); err != nil {
 			add("registry_date_source", err.Error())
-		} else if c.set.Valid() == nil && c.regSrc != DateSourceFor(c.set) {
-			add("registry_date_source", fmt.Sprintf("%q does not fit set %s; want %q", c.regSrc, c.set, DateSourceFor(c.set)))
+		} else if c.set.Valid() == nil && c.RegistryDateSource != DateSourceFor(c.set) {
+			add("registry_date_source", fmt.Sprintf("%q does not fit set %s; want %q", c.RegistryDateSource, c.set, DateSourceFor(c.set)))
 		}
 	}
-	if c.regex != "" {
-		if _, err := CompileFailureRegex(c.regex); err != nil {
+	if c.ExpectedFailureRegex != "" {
+		if _, err := CompileFailureRegex(c.ExpectedFailureRegex); err != nil {
 			add("expected_failure_regex", err.Error())
 		}
 	}
-	for i, cat := range c.cats {
+	for i, cat := range c.Categories {
 		if err := cat.Valid(); err != nil {
 			add(fmt.Sprintf("categories[%d]", i), err.Error())
 		}
 	}
-	ps = append(ps, checkFiles("project_files", c.project, false)...)
-	ps = append(ps, checkFiles("gold_files", c.gold, true)...)
+	ps = append(ps, checkFiles("project_files", c.ProjectFiles, false)...)
+	ps = append(ps, checkFiles("gold_files", c.GoldFiles, true)...)
 	switch c.set {
 	case SourceLite:
-		if len(c.project) == 0 {
+		if len(c.ProjectFiles) == 0 {
 			add("project_files", "is empty; a lite candidate carries its project's files")
 		}
-		if c.issueURL != nil {
+		if c.IssueURL != nil {
 			add("issue_url", "must be null for lite candidates")
 		}
-		if c.base != "" && !commitRe.MatchString(c.base) {
-			add("base_commit", fmt.Sprintf("%q is not a 40-hex commit id (or leave it empty to have it computed)", c.base))
+		if c.BaseCommit != "" && !commitRe.MatchString(c.BaseCommit) {
+			add("base_commit", fmt.Sprintf("%q is not a 40-hex commit id (or leave it empty to have it computed)", c.BaseCommit))
 		}
 	case SourceReported, SourceRepaired:
-		if len(c.project) != 0 {
+		if len(c.ProjectFiles) != 0 {
 			add("project_files", "must be empty for candidates from GitHub (they start from repo at base_commit)")
 		}
-		if !commitRe.MatchString(c.base) {
-			add("base_commit", fmt.Sprintf("%q is not a 40-hex commit id", c.base))
+		if !commitRe.MatchString(c.BaseCommit) {
+			add("base_commit", fmt.Sprintf("%q is not a 40-hex commit id", c.BaseCommit))
 		}
-		if c.issueURL == nil || *c.issueURL == "" {
+		if c.IssueURL == nil || *c.IssueURL == "" {
 			add("issue_url", "is required for candidates from GitHub")
 		}
 	}
 	if c.set == SourceRepaired {
-		if c.pr == nil || *c.pr <= 0 {
+		if c.PRNumber == nil || *c.PRNumber <= 0 {
 			add("pr_number", "is required (a positive integer) for repaired candidates")
 		}
-		if c.pull == nil || *c.pull == "" {
+		if c.PullRequest == nil || *c.PullRequest == "" {
 			add("pull_request", "is required for repaired candidates")
 		}
-		for name, v := range map[string]*string{"pr_head_commit": c.head, "pr_merge_commit": c.merge} {
+		for name, v := range map[string]*string{"pr_head_commit": c.PRHeadCommit, "pr_merge_commit": c.PRMergeCommit} {
 			if v == nil || !commitRe.MatchString(*v) {
 				add(name, "is required as a 40-hex commit id for repaired candidates")
 			}
@@ -531,11 +545,7 @@ func (c common) validate() []FieldProblem {
 
 // Validate checks a candidate's values against the card's rules.
 func (c *Candidate) Validate() []FieldProblem {
-	ps := common{id: c.InstanceID, repo: c.Repo, base: c.BaseCommit, created: c.CreatedAt,
-		regDate: c.RegistryDate, set: c.Set, eco: c.Ecosystem, image: c.Image,
-		regex: c.ExpectedFailureRegex, issue: c.IssueNumber, issueURL: c.IssueURL, pr: c.PRNumber,
-		pull: c.PullRequest, head: c.PRHeadCommit, merge: c.PRMergeCommit, project: c.ProjectFiles,
-		gold: c.GoldFiles, cats: c.Categories, regSrc: c.RegistryDateSource}.validate()
+	ps := c.shared().validate()
 	if c.Outcome != "" {
 		if err := c.Outcome.Valid(); err != nil {
 			ps = append(ps, FieldProblem{"outcome", err.Error()})
@@ -548,11 +558,7 @@ func (c *Candidate) Validate() []FieldProblem {
 
 // Validate checks a task row against the card's rules.
 func (t *Task) Validate() []FieldProblem {
-	ps := common{id: t.InstanceID, repo: t.Repo, base: t.BaseCommit, created: t.CreatedAt,
-		regDate: t.RegistryDate, set: t.Source, eco: t.Ecosystem, image: t.Image,
-		regex: t.ExpectedFailureRegex, issue: t.IssueNumber, issueURL: t.IssueURL, pr: t.PRNumber,
-		pull: t.PullRequest, head: t.PRHeadCommit, merge: t.PRMergeCommit, project: t.ProjectFiles,
-		gold: t.GoldFiles, cats: t.Categories, regSrc: t.RegistryDateSource}.validate()
+	ps := t.shared().validate()
 	add := func(f, m string) { ps = append(ps, FieldProblem{f, m}) }
 	for i, f := range ps {
 		if f.Field == "set" {

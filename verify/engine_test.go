@@ -121,8 +121,14 @@ func pypiFixture(t *testing.T, name string, files []fixtureFile) *httptest.Serve
 func str(s string) *string { return &s }
 
 func liteCandidate(id string, eco schemas.Ecosystem, project, gold map[string]string) schemas.Candidate {
-	c := schemas.Candidate{InstanceID: id, Set: schemas.SourceLite, CreatedAt: "2023-05-01T00:00:00Z",
-		RegistryDate: "2023-06-01T00:00:00Z", Ecosystem: eco}
+	c := schemas.Candidate{
+		Ident: schemas.Ident{InstanceID: id},
+		Set:   schemas.SourceLite,
+		Spec: schemas.Spec{
+			CreatedAt:    "2023-05-01T00:00:00Z",
+			RegistryDate: "2023-06-01T00:00:00Z", Ecosystem: eco,
+		},
+	}
 	parts := strings.SplitN(strings.TrimPrefix(id, "envgap__"), "__", 2)
 	repo := parts[0] + "/" + parts[1][:strings.LastIndex(parts[1], "-")]
 	fmt.Sscanf(parts[1][strings.LastIndex(parts[1], "-")+1:], "%d", &c.IssueNumber)

@@ -18,11 +18,18 @@ func TestReverifyFetchesNothing(t *testing.T) {
 	st, _ := data.Open(t.TempDir())
 	url := "https://github.com/o/r/issues/1"
 	mk := func(n int64, withCommands bool) schemas.Candidate {
-		c := schemas.Candidate{InstanceID: schemas.InstanceID("o/r", n), Set: schemas.SourceRepaired, Repo: "o/r",
-			BaseCommit: strings.Repeat("a", 40), CreatedAt: "2026-01-01T00:00:00Z", RegistryDate: "2026-01-02T00:00:00Z",
-			Ecosystem: schemas.EcosystemJavaScript, IssueNumber: n, IssueURL: &url,
-			GoldFiles:            []schemas.File{{Path: "package.json", Content: str(`{"dependencies":{"x":"1.0.0"}}`)}},
-			ExpectedFailureRegex: "Cannot find module 'x'"}
+		c := schemas.Candidate{
+			Ident: schemas.Ident{InstanceID: schemas.InstanceID("o/r", n)},
+			Set:   schemas.SourceRepaired,
+			Spec: schemas.Spec{
+				Repo:       "o/r",
+				BaseCommit: strings.Repeat("a", 40), CreatedAt: "2026-01-01T00:00:00Z", RegistryDate: "2026-01-02T00:00:00Z",
+				Ecosystem:            schemas.EcosystemJavaScript,
+				GoldFiles:            []schemas.File{{Path: "package.json", Content: str(`{"dependencies":{"x":"1.0.0"}}`)}},
+				ExpectedFailureRegex: "Cannot find module 'x'",
+			},
+			Origin: schemas.Origin{IssueNumber: n, IssueURL: &url},
+		}
 		if withCommands {
 			c.ResolveCommand, c.ReproCommand, c.RunCommand = "npm install", "node index.js", "node index.js"
 		}

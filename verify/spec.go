@@ -13,8 +13,14 @@ import (
 // TaskProject returns a task's project at base_commit: its project_files (Lite tasks) or
 // the commit fetched alone by checkout (tasks from GitHub).
 func TaskProject(ctx context.Context, t *schemas.Task, checkout ProjectSource) ([]core.File, error) {
-	cand := schemas.Candidate{InstanceID: t.InstanceID, Set: t.Source, Repo: t.Repo, BaseCommit: t.BaseCommit,
-		ProjectFiles: t.ProjectFiles, Ecosystem: t.Ecosystem}
+	cand := schemas.Candidate{
+		Ident: schemas.Ident{InstanceID: t.InstanceID},
+		Set:   t.Source,
+		Spec: schemas.Spec{
+			Repo: t.Repo, BaseCommit: t.BaseCommit,
+			ProjectFiles: t.ProjectFiles, Ecosystem: t.Ecosystem,
+		},
+	}
 	var s Stage
 	return s.project(ctx, &cand, Options{Checkout: checkout})
 }

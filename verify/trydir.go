@@ -92,7 +92,7 @@ func (s *Stage) TryDir(ctx context.Context, o DirOptions) (*schemas.Run, error) 
 		}
 		return '-'
 	}, filepath.Base(filepath.Clean(o.Dir))), "-")
-	c := &schemas.Candidate{InstanceID: "dir:" + name, Ecosystem: o.Ecosystem}
+	c := &schemas.Candidate{Ident: schemas.Ident{InstanceID: "dir:" + name}, Spec: schemas.Spec{Ecosystem: o.Ecosystem}}
 	r := o.Recipe
 	c.BootstrapCommand, c.ResolveCommand, c.ReproCommand, c.RunCommand = r.BootstrapCommand, r.ResolveCommand, r.ReproCommand, r.RunCommand
 	c.ExpectedFailureRegex = r.ExpectedFailureRegex

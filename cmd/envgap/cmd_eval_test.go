@@ -72,14 +72,25 @@ func newEvalWorld(t testing.TB) *evalWorld {
 	task := func(id string, n int64, base string, source schemas.Source) schemas.Task {
 		issue := "https://github.com/acme/stats/issues/" + strings.TrimPrefix(id, "envgap__acme__stats-")
 		lic := "MIT"
-		t := schemas.Task{InstanceID: id, Repo: "acme/stats", BaseCommit: base, ProjectFiles: []schemas.File{},
-			GoldFiles: []schemas.File{}, ProblemStatement: "stats does not install\n\nERROR: No matching distribution found for tabulate==0.9.1",
-			CreatedAt: "2022-12-01T12:00:00Z", RegistryDate: "2023-01-01T00:00:00Z", RegistryDateSource: schemas.DateSourceFor(source),
-			Ecosystem: schemas.EcosystemPython, Image: "envgap-python-eval", ManifestPath: "requirements.txt",
-			ManifestPaths: []string{"requirements.txt"}, ResolveCommand: "python3 -m pip install -r requirements.txt",
-			ReproCommand: "python3 -m pip install -r requirements.txt && python3 stats.py", RunCommand: "python3 stats.py",
-			Splits: []schemas.Split{schemas.SplitFull}, Source: source, IssueURL: &issue, IssueNumber: n,
-			Categories: []schemas.Category{}, SecurityFlags: []schemas.SecurityFlag{}, RepoLicense: &lic}
+		t := schemas.Task{
+			Ident: schemas.Ident{InstanceID: id},
+			Spec: schemas.Spec{
+				Repo: "acme/stats", BaseCommit: base, ProjectFiles: []schemas.File{},
+				GoldFiles: []schemas.File{}, ProblemStatement: "stats does not install\n\nERROR: No matching distribution found for tabulate==0.9.1",
+				CreatedAt: "2022-12-01T12:00:00Z", RegistryDate: "2023-01-01T00:00:00Z", RegistryDateSource: schemas.DateSourceFor(source),
+				Ecosystem: schemas.EcosystemPython, Image: "envgap-python-eval", ManifestPath: "requirements.txt",
+				ManifestPaths: []string{"requirements.txt"}, ResolveCommand: "python3 -m pip install -r requirements.txt",
+				ReproCommand: "python3 -m pip install -r requirements.txt && python3 stats.py", RunCommand: "python3 stats.py",
+			},
+			Splits: []schemas.Split{schemas.SplitFull},
+			Source: source,
+			Origin: schemas.Origin{
+				IssueURL: &issue, IssueNumber: n,
+				Categories: []schemas.Category{},
+			},
+			SecurityFlags: []schemas.SecurityFlag{},
+			License:       schemas.License{RepoLicense: &lic},
+		}
 		if source == schemas.SourceRepaired {
 			pr, prURL, crawl := int64(2), "https://github.com/acme/stats/pull/2", "pr-test"
 			t.Patch, t.GoldFiles = patch, []schemas.File{{Path: "requirements.txt", Content: s(evalFixed)}}

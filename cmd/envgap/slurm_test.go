@@ -58,13 +58,17 @@ func tinyN(count int) []schemas.Candidate {
 		n := i + 1
 		mode, fix := c.mode+"\n", c.fix+"\n"
 		out = append(out, schemas.Candidate{
-			InstanceID: fmt.Sprintf("envgap__tiny__python-t1-%d", n), Set: schemas.SourceLite,
-			Repo: "tiny/python-t1", IssueNumber: int64(n), CreatedAt: "2026-01-01T00:00:00Z", RegistryDate: "2026-01-02T00:00:00Z",
-			Ecosystem:      schemas.EcosystemPython,
-			ProjectFiles:   []schemas.File{{Path: "mode", Content: &mode}},
-			GoldFiles:      []schemas.File{{Path: "mode", Content: &fix}},
-			ResolveCommand: "true", ReproCommand: repro, RunCommand: `test "$(cat mode)" = ok`,
-			ExpectedFailureRegex: "the tiny environment is broken",
+			Ident: schemas.Ident{InstanceID: fmt.Sprintf("envgap__tiny__python-t1-%d", n)},
+			Set:   schemas.SourceLite,
+			Spec: schemas.Spec{
+				Repo: "tiny/python-t1", CreatedAt: "2026-01-01T00:00:00Z", RegistryDate: "2026-01-02T00:00:00Z",
+				Ecosystem:      schemas.EcosystemPython,
+				ProjectFiles:   []schemas.File{{Path: "mode", Content: &mode}},
+				GoldFiles:      []schemas.File{{Path: "mode", Content: &fix}},
+				ResolveCommand: "true", ReproCommand: repro, RunCommand: `test "$(cat mode)" = ok`,
+				ExpectedFailureRegex: "the tiny environment is broken",
+			},
+			Origin: schemas.Origin{IssueNumber: int64(n)},
 		})
 	}
 	return out

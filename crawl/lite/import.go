@@ -174,13 +174,19 @@ func importProject(ref projectRef, problems map[int64]Problem) (*schemas.Candida
 	manifest, manifests := Manifests(ref.Eco, written)
 	cmds := DefaultCommands(ref.Eco, manifest, meta.ResolveCommand, meta.RunCommand)
 	c := &schemas.Candidate{
-		InstanceID: id, Set: schemas.SourceLite, GeneratedBy: &agent, Domain: &domain, MadeBy: MadeBy,
-		Repo: ref.Repo(), BaseCommit: base, ProjectFiles: written, ProblemStatement: statement,
-		CreatedAt: created.Format(time.RFC3339), RegistryDate: regDate.Format(time.RFC3339),
-		RegistryDateSource: schemas.DateFromRepairedAt, Ecosystem: ref.Eco, Image: ref.Eco.Image(),
-		ManifestPath: manifest, ManifestPaths: manifests,
-		BootstrapCommand: cmds.Bootstrap, ResolveCommand: cmds.Resolve, ReproCommand: cmds.Repro, RunCommand: cmds.Run,
-		IssueNumber: ref.Problem,
+		Ident:       schemas.Ident{InstanceID: id},
+		Set:         schemas.SourceLite,
+		GeneratedBy: &agent,
+		Domain:      &domain,
+		MadeBy:      MadeBy,
+		Spec: schemas.Spec{
+			Repo: ref.Repo(), BaseCommit: base, ProjectFiles: written, ProblemStatement: statement,
+			CreatedAt: created.Format(time.RFC3339), RegistryDate: regDate.Format(time.RFC3339),
+			RegistryDateSource: schemas.DateFromRepairedAt, Ecosystem: ref.Eco, Image: ref.Eco.Image(),
+			ManifestPath: manifest, ManifestPaths: manifests,
+			BootstrapCommand: cmds.Bootstrap, ResolveCommand: cmds.Resolve, ReproCommand: cmds.Repro, RunCommand: cmds.Run,
+		},
+		Origin: schemas.Origin{IssueNumber: ref.Problem},
 	}
 	if sig := firstLine(meta.Error); sig != "" {
 		c.FailureSignature = sig

@@ -355,8 +355,15 @@ func TestRunStoresAndRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := pyInput()
-	c := schemas.Candidate{InstanceID: in.InstanceID, Set: schemas.SourceRepaired, Repo: "o/py", CreatedAt: "2023-07-01T00:00:00Z",
-		RegistryDate: in.RegistryDate, Ecosystem: schemas.EcosystemPython, IssueNumber: 1}
+	c := schemas.Candidate{
+		Ident: schemas.Ident{InstanceID: in.InstanceID},
+		Set:   schemas.SourceRepaired,
+		Spec: schemas.Spec{
+			Repo: "o/py", CreatedAt: "2023-07-01T00:00:00Z",
+			RegistryDate: in.RegistryDate, Ecosystem: schemas.EcosystemPython,
+		},
+		Origin: schemas.Origin{IssueNumber: 1},
+	}
 	if _, err := st.AddCandidateSet("t", "t", []schemas.Candidate{c}, nil); err != nil {
 		t.Fatal(err)
 	}

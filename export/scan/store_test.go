@@ -36,24 +36,34 @@ func newFixture(t *testing.T) *fixture {
 	slack, npm := f.slackBot(), f.npmToken()
 	fx.secrets = []string{fx.tok, slack, npm}
 	task := schemas.Candidate{
-		InstanceID: "envgap__PyCQA__isort-2077", Set: schemas.SourceRepaired, Repo: "PyCQA/isort",
-		CreatedAt: "2023-01-01T00:00:00Z", RegistryDate: "2023-01-02T00:00:00Z", Ecosystem: schemas.EcosystemPython,
-		IssueNumber:      2077,
-		ProblemStatement: "Docs build fails\n\nmkdocs gh-deploy needs ghp_import:\n```\nModuleNotFoundError: No module named 'ghp_import'\n```\n",
-		Patch:            "diff --git a/requirements.txt b/requirements.txt\n+ghp-import==2.1.0\n",
-		GoldFiles: []schemas.File{
-			{Path: "requirements.txt", Content: sp("mkdocs==1.4.2\nghp-import==2.1.0\n")},
-			{Path: "ci/deploy.sh", Content: sp("#!/bin/sh\nexport GITHUB_TOKEN=" + fx.tok + "\nmkdocs gh-deploy\n")},
+		Ident: schemas.Ident{InstanceID: "envgap__PyCQA__isort-2077"},
+		Set:   schemas.SourceRepaired,
+		Spec: schemas.Spec{
+			Repo:      "PyCQA/isort",
+			CreatedAt: "2023-01-01T00:00:00Z", RegistryDate: "2023-01-02T00:00:00Z", Ecosystem: schemas.EcosystemPython,
+			ProblemStatement: "Docs build fails\n\nmkdocs gh-deploy needs ghp_import:\n```\nModuleNotFoundError: No module named 'ghp_import'\n```\n",
+			Patch:            "diff --git a/requirements.txt b/requirements.txt\n+ghp-import==2.1.0\n",
+			GoldFiles: []schemas.File{
+				{Path: "requirements.txt", Content: sp("mkdocs==1.4.2\nghp-import==2.1.0\n")},
+				{Path: "ci/deploy.sh", Content: sp("#!/bin/sh\nexport GITHUB_TOKEN=" + fx.tok + "\nmkdocs gh-deploy\n")},
+			},
 		},
+		Origin: schemas.Origin{IssueNumber: 2077},
 	}
 	lite := schemas.Candidate{
-		InstanceID: "envgap__claude-code__java-t9-99", Set: schemas.SourceLite, Repo: "claude-code/java-t9",
-		CreatedAt: "2025-01-01T00:00:00Z", RegistryDate: "2025-01-02T00:00:00Z", Ecosystem: schemas.EcosystemJava,
-		IssueNumber: 99, Outcome: schemas.OutcomeCodeFix, Reason: "repair changed source",
-		ProjectFiles: []schemas.File{
-			{Path: "README.md", Content: sp("Call the API with:\n\n    curl -H \"Authorization: Bearer <your-token>\" https://api.example.com/v1\n")},
-			{Path: "src/main/java/Notify.java", Content: sp("class Notify { static final String HOOK = \"" + slack + "\"; }\n")},
+		Ident: schemas.Ident{InstanceID: "envgap__claude-code__java-t9-99"},
+		Set:   schemas.SourceLite,
+		Spec: schemas.Spec{
+			Repo:      "claude-code/java-t9",
+			CreatedAt: "2025-01-01T00:00:00Z", RegistryDate: "2025-01-02T00:00:00Z", Ecosystem: schemas.EcosystemJava,
+			ProjectFiles: []schemas.File{
+				{Path: "README.md", Content: sp("Call the API with:\n\n    curl -H \"Authorization: Bearer <your-token>\" https://api.example.com/v1\n")},
+				{Path: "src/main/java/Notify.java", Content: sp("class Notify { static final String HOOK = \"" + slack + "\"; }\n")},
+			},
 		},
+		Origin:  schemas.Origin{IssueNumber: 99},
+		Outcome: schemas.OutcomeCodeFix,
+		Reason:  "repair changed source",
 	}
 	if _, err := st.AddCandidateSet("test", "test", []schemas.Candidate{task, lite}, nil); err != nil {
 		t.Fatal(err)

@@ -59,13 +59,20 @@ func gitMaterialize(extra int) MaterializeFunc {
 
 func task() *schemas.Task {
 	pr := int64(2)
-	return &schemas.Task{InstanceID: "envgap__o__r-1", Repo: "o/r", Source: schemas.SourceRepaired, Ecosystem: schemas.EcosystemPython,
-		ProblemStatement: "it does not install", FailureSignature: "No matching distribution", ReproCommand: "pip install -r requirements.txt",
-		ResolveCommand: "pip install -r requirements.txt", RunCommand: "python3 app.py", RegistryDate: "2023-01-01T00:00:00Z",
-		Patch: "secret patch", PullRequest: str("https://github.com/o/r/pull/2"), PRNumber: &pr,
-		GoldFiles: []schemas.File{{Path: "requirements.txt", Content: str("x==1\n")}},
-		ProjectFiles: []schemas.File{{Path: "requirements.txt", Content: str("x==2\n")}, {Path: "app.py", Content: str("print(1)\n")},
-			{Path: ".gitignore", Content: str("*.log\n")}}}
+	return &schemas.Task{
+		Ident: schemas.Ident{InstanceID: "envgap__o__r-1"},
+		Spec: schemas.Spec{
+			Repo: "o/r", Ecosystem: schemas.EcosystemPython,
+			ProblemStatement: "it does not install", FailureSignature: "No matching distribution", ReproCommand: "pip install -r requirements.txt",
+			ResolveCommand: "pip install -r requirements.txt", RunCommand: "python3 app.py", RegistryDate: "2023-01-01T00:00:00Z",
+			Patch:     "secret patch",
+			GoldFiles: []schemas.File{{Path: "requirements.txt", Content: str("x==1\n")}},
+			ProjectFiles: []schemas.File{{Path: "requirements.txt", Content: str("x==2\n")}, {Path: "app.py", Content: str("print(1)\n")},
+				{Path: ".gitignore", Content: str("*.log\n")}},
+		},
+		Source: schemas.SourceRepaired,
+		Origin: schemas.Origin{PullRequest: str("https://github.com/o/r/pull/2"), PRNumber: &pr},
+	}
 }
 
 func TestWorkspaceHistoryTaskFileAndFiles(t *testing.T) {

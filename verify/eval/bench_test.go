@@ -22,10 +22,16 @@ func BenchmarkReEval1000(b *testing.B) {
 	preds := map[string]*schemas.Prediction{}
 	for i := range tasks {
 		id := fmt.Sprintf("envgap__a__python-t1-%d", i+1)
-		tasks[i] = schemas.Task{InstanceID: id, Source: schemas.SourceLite, Ecosystem: schemas.EcosystemPython,
-			ProjectFiles:   []schemas.File{{Path: "requirements.txt", Content: str("x==2\n")}, {Path: "app.py", Content: str(fmt.Sprintf("print(%d)\n", i))}},
-			ResolveCommand: "pip install -r requirements.txt", RunCommand: "python3 app.py", RegistryDate: "2023-01-01T00:00:00Z",
-			ProblemStatement: "it does not run"}
+		tasks[i] = schemas.Task{
+			Ident:  schemas.Ident{InstanceID: id},
+			Source: schemas.SourceLite,
+			Spec: schemas.Spec{
+				Ecosystem:      schemas.EcosystemPython,
+				ProjectFiles:   []schemas.File{{Path: "requirements.txt", Content: str("x==2\n")}, {Path: "app.py", Content: str(fmt.Sprintf("print(%d)\n", i))}},
+				ResolveCommand: "pip install -r requirements.txt", RunCommand: "python3 app.py", RegistryDate: "2023-01-01T00:00:00Z",
+				ProblemStatement: "it does not run",
+			},
+		}
 		preds[id] = &schemas.Prediction{InstanceID: id, Files: map[string]*string{"requirements.txt": str("x==1\n")},
 			Trajectory: []any{map[string]any{"action": "pip install -r requirements.txt", "output": "ERROR: No matching distribution found for x==2"}}}
 	}

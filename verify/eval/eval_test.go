@@ -49,7 +49,7 @@ func TestReadPredictionsNamesEveryBadLine(t *testing.T) {
 }
 
 func TestMatchListsMissingUnknownRepeated(t *testing.T) {
-	tasks := []schemas.Task{{InstanceID: "a"}, {InstanceID: "b"}, {InstanceID: "c"}}
+	tasks := []schemas.Task{{Ident: schemas.Ident{InstanceID: "a"}}, {Ident: schemas.Ident{InstanceID: "b"}}, {Ident: schemas.Ident{InstanceID: "c"}}}
 	preds := []schemas.Prediction{{InstanceID: "a"}, {InstanceID: "a"}, {InstanceID: "z"}, {InstanceID: "b"}}
 	_, err := Match(tasks, preds, "p.jsonl")
 	var probs schemas.Problems
@@ -67,12 +67,18 @@ func TestMatchListsMissingUnknownRepeated(t *testing.T) {
 func repaired() *schemas.Task {
 	pr := int64(95)
 	return &schemas.Task{
-		InstanceID: "envgap__o__r-93", Repo: "o/r", Source: schemas.SourceRepaired,
-		BaseCommit:   "89c361ab0961cd3b51249dde4fce95937ec10bdd",
-		PullRequest:  str("https://github.com/o/r/pull/95"),
-		PRNumber:     &pr,
-		PRHeadCommit: str("684615af89166275b440d6c2977b0ca0acc71c26"), PRMergeCommit: str("7e46a671dd28498f647fc885a1b1053aeb267dc5"),
-		Patch: "diff --git a/setup.py b/setup.py\n--- a/setup.py\n+++ b/setup.py\n@@ -1,2 +1,2 @@\n x = 1\n-    setup_requires=['cython'],\n+    setup_requires=['cython<3.0.0'],\n",
+		Ident: schemas.Ident{InstanceID: "envgap__o__r-93"},
+		Spec: schemas.Spec{
+			Repo:       "o/r",
+			BaseCommit: "89c361ab0961cd3b51249dde4fce95937ec10bdd",
+			Patch:      "diff --git a/setup.py b/setup.py\n--- a/setup.py\n+++ b/setup.py\n@@ -1,2 +1,2 @@\n x = 1\n-    setup_requires=['cython'],\n+    setup_requires=['cython<3.0.0'],\n",
+		},
+		Source: schemas.SourceRepaired,
+		Origin: schemas.Origin{
+			PullRequest:  str("https://github.com/o/r/pull/95"),
+			PRNumber:     &pr,
+			PRHeadCommit: str("684615af89166275b440d6c2977b0ca0acc71c26"), PRMergeCommit: str("7e46a671dd28498f647fc885a1b1053aeb267dc5"),
+		},
 	}
 }
 
@@ -149,9 +155,15 @@ func TestScoreRejectsBeforeRunningAndMemoises(t *testing.T) {
 	}
 	fr := &fakeRunner{}
 	ev := &Evaluator{Store: st, Runner: fr, IsEnvFile: func(p string) bool { return p == "requirements.txt" || p == "setup.sh" }}
-	task := &schemas.Task{InstanceID: "envgap__a__python-t1-1", Source: schemas.SourceLite, Ecosystem: schemas.EcosystemPython,
-		ProjectFiles: []schemas.File{{Path: "requirements.txt", Content: str("x==2\n")}, {Path: "src/app.py", Content: str("print(1)\n")}},
-		RunCommand:   "python3 src/app.py", ResolveCommand: "pip install -r requirements.txt", RegistryDate: "2023-01-01T00:00:00Z"}
+	task := &schemas.Task{
+		Ident:  schemas.Ident{InstanceID: "envgap__a__python-t1-1"},
+		Source: schemas.SourceLite,
+		Spec: schemas.Spec{
+			Ecosystem:    schemas.EcosystemPython,
+			ProjectFiles: []schemas.File{{Path: "requirements.txt", Content: str("x==2\n")}, {Path: "src/app.py", Content: str("print(1)\n")}},
+			RunCommand:   "python3 src/app.py", ResolveCommand: "pip install -r requirements.txt", RegistryDate: "2023-01-01T00:00:00Z",
+		},
+	}
 	for _, tc := range []struct {
 		name   string
 		files  map[string]*string
@@ -204,8 +216,14 @@ func TestSafeInstallFaultLeavesNoResult(t *testing.T) {
 			}
 			return schemas.SafeInstallScore{Measured: true, Safe: 1, Total: 1, Share: 1}, nil
 		}}
-	task := &schemas.Task{InstanceID: "envgap__a__python-t1-1", Source: schemas.SourceLite, Ecosystem: schemas.EcosystemPython,
-		ProjectFiles: []schemas.File{{Path: "requirements.txt", Content: str("x==2\n")}}}
+	task := &schemas.Task{
+		Ident:  schemas.Ident{InstanceID: "envgap__a__python-t1-1"},
+		Source: schemas.SourceLite,
+		Spec: schemas.Spec{
+			Ecosystem:    schemas.EcosystemPython,
+			ProjectFiles: []schemas.File{{Path: "requirements.txt", Content: str("x==2\n")}},
+		},
+	}
 	tasks := []schemas.Task{*task}
 	preds := map[string]*schemas.Prediction{task.InstanceID: {InstanceID: task.InstanceID, Files: map[string]*string{"requirements.txt": str("x==1\n")}}}
 	out, err := ev.Eval(context.Background(), tasks, preds, 2, nil)
