@@ -3,7 +3,6 @@ package verify
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/schemas"
@@ -36,8 +35,6 @@ func TaskRecipe(t *schemas.Task) schemas.Recipe {
 	return r
 }
 
-var nextCore atomic.Uint64
-
 // ImageID returns the id of a card image on the stage's first engine (asked once per Run
 // of the stage).
 func (s *Stage) ImageID(ctx context.Context, name string) (string, error) {
@@ -54,7 +51,7 @@ func (s *Stage) RunSpec(ctx context.Context, spec core.Spec, salt string) (*sche
 	if len(s.Cores) == 0 {
 		return nil, schemas.Digest{}, false, errors.New("no engine")
 	}
-	cr := s.Cores[int(nextCore.Add(1)-1)%len(s.Cores)]
+	cr := s.Cores[int(s.nextCore.Add(1)-1)%len(s.Cores)]
 	image := spec.Recipe.Image
 	if image == "" {
 		image = spec.Recipe.Ecosystem.Image()

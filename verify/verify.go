@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/envgap/envgap/data"
@@ -84,6 +85,7 @@ type Stage struct {
 
 	mu       sync.Mutex
 	imageIDs map[string]string // core index and image name -> id, for one Run
+	nextCore atomic.Uint64     // RunSpec spreads specs over the cores
 }
 
 // imageID returns an image's id on a core's engine, asking the engine once per Run.

@@ -102,6 +102,10 @@ func (e *Evaluator) Score(ctx context.Context, t *schemas.Task, p *schemas.Predi
 	if err != nil {
 		return nil, false, err
 	}
+	// The prediction is kept whole (its trajectory verbatim): envgap cat DIGEST shows it.
+	if _, err := e.Store.PutJSON(p); err != nil {
+		return nil, false, &Fault{err}
+	}
 	r.Prediction, r.ImageID = pd, imageID
 	d, err := e.Store.PutJSON(r)
 	if err != nil {

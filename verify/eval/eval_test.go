@@ -188,6 +188,9 @@ func TestScoreRejectsBeforeRunningAndMemoises(t *testing.T) {
 		if r.Status != tc.status || !strings.Contains(r.Reason, tc.reason) || r.Resolved != (tc.status == schemas.EvalResolved) {
 			t.Errorf("%s: %s (%s), want %s (%s)", tc.name, r.Status, r.Reason, tc.status, tc.reason)
 		}
+		if !st.Has(r.Prediction) {
+			t.Errorf("%s: the prediction %s is not kept in the store", tc.name, r.Prediction)
+		}
 		ran := fr.runs.Load() - before
 		if (tc.status == schemas.EvalRejected) != (ran == 0) {
 			t.Errorf("%s: %d container runs", tc.name, ran)
