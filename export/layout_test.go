@@ -59,7 +59,10 @@ func TestOneEditAddsAColumn(t *testing.T) {
 			if c := cols[at]; c.CardType() != "int64" || c.Doc != "Seconds the build may take before it counts as hung." || c.Nullable() {
 				t.Errorf("column %+v", c)
 			}
-			table := fieldTable(cols)
+			table, err := fieldTable(cols)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if !strings.Contains(table, "| is_control | bool | ") || !strings.Contains(table, "\n| build_timeout | int64 | Seconds the build may take before it counts as hung. |\n") {
 				t.Errorf("field table does not show the column:\n%s", table)
 			}
