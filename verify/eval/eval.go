@@ -19,7 +19,7 @@ import (
 
 // Version names the scoring rules. It is part of every result's memo key: change it when
 // a change here could change a result.
-const Version = "envgap-eval/1"
+const Version = "envgap-eval/2"
 
 // Runner runs specs through the evaluation core, memoised (verify.Stage is one).
 type Runner interface {

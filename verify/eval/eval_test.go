@@ -110,6 +110,15 @@ func TestLeakRules(t *testing.T) {
 			map[string]any{"type": "assistant", "message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "input": map[string]any{"command": "git log --all --oneline"}}}}}}, RuleHistory, 0, "steps"},
 		{"claude tool result", []any{
 			map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "content": "684615af89 fix build"}}}}}, RuleFixCommit, 0, "steps"},
+		{"OpenHands observation", []any{
+			map[string]any{"action": "run", "args": map[string]any{"command": "cat setup.py"}},
+			map[string]any{"observation": "run", "content": "commit 7e46a671dd28 Merge pull request", "extras": map[string]any{}}}, RuleFixCommit, 1, "steps"},
+		{"OpenHands output before write", []any{
+			map[string]any{"observation": "run", "content": "    setup_requires=['cython<3.0.0'],"},
+			map[string]any{"action": "edit", "args": map[string]any{"new_str": "setup_requires=['cython<3.0.0'],"}}}, RuleFixLines, 0, "steps"},
+		{"OpenHands write before output", []any{
+			map[string]any{"action": "edit", "args": map[string]any{"new_str": "setup_requires=['cython<3.0.0'],"}},
+			map[string]any{"observation": "run", "content": "    setup_requires=['cython<3.0.0'],"}}, "", 0, "steps"},
 		{"ATIF", []any{map[string]any{"schema_version": "ATIF-v1.2", "steps": []any{map[string]any{"source": "agent", "tool_calls": []any{map[string]any{"function_name": "bash", "arguments": map[string]any{"cmd": "git pull"}}}}}}}, RuleHistory, 0, "ATIF"},
 	} {
 		steps, shape, ok := readTrajectory(tc.traj)

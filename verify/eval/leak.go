@@ -108,8 +108,9 @@ const (
 func modeOf(m map[string]any, inherited string) string {
 	role, _ := m["role"].(string)
 	typ, _ := m["type"].(string)
+	_, observation := m["observation"].(string) // OpenHands: {"observation": "run", "content": ...}
 	switch {
-	case outputRoles[role], typ == "tool_result", typ == "function_call_output":
+	case outputRoles[role], typ == "tool_result", typ == "function_call_output", observation:
 		return modeOutput
 	case role == "assistant", role == "agent", typ == "tool_use", typ == "text" && inherited == modeNone,
 		typ == "agent_message", typ == "reasoning", typ == "function_call":
@@ -123,8 +124,11 @@ func modeOf(m map[string]any, inherited string) string {
 	return modeAction
 }
 
-// walk collects the strings of v into s by the mode the keys above them give.
-func walk(v any, mode string, s *step) {
+// walk collects the strings of v into s by the mode the keys above them give. Inside a
+// tool's input (below an action key) every field is the agent's.
+func walk(v any, mode string, s *step) { walkIn(v, mode, false, s) }
+
+func walkIn(v any, mode string, inside bool, s *step) {
 	switch x := v.(type) {
 	case string:
 		switch mode {
@@ -135,7 +139,7 @@ func walk(v any, mode string, s *step) {
 		}
 	case []any:
 		for _, e := range x {
-			walk(e, mode, s)
+			walkIn(e, mode, inside, s)
 		}
 	case map[string]any:
 		if mode == "skip" {
@@ -153,13 +157,15 @@ func walk(v any, mode string, s *step) {
 		for _, k := range keys {
 			switch {
 			case outputKeys[k]:
-				walk(x[k], modeOutput, s)
+				walkIn(x[k], modeOutput, false, s)
 			case actionKeys[k] || k == "content" || k == "item" || k == "function":
 				m := own
 				if actionKeys[k] && own != modeOutput {
 					m = modeAction
 				}
-				walk(x[k], m, s)
+				walkIn(x[k], m, inside || m == modeAction && actionKeys[k], s)
+			case inside:
+				walkIn(x[k], mode, true, s)
 			}
 		}
 	}
