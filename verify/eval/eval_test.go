@@ -134,6 +134,13 @@ func TestLeakRules(t *testing.T) {
 			t.Errorf("%s: leaks %+v, want rule %s at step %d", tc.name, leaks, tc.rule, tc.step)
 		}
 	}
+	// The issue itself shows the line: no leak.
+	withIssue := repaired()
+	withIssue.ProblemStatement = "Pinning it works:\n    setup_requires=['cython<3.0.0'],\n"
+	steps, _, _ := readTrajectory([]any{map[string]any{"role": "user", "content": withIssue.ProblemStatement}})
+	if leaks := findLeaks(withIssue, steps, fix); len(leaks) > 0 {
+		t.Errorf("a line of the issue: %+v", leaks)
+	}
 	for _, traj := range [][]any{{"just text"}, {map[string]any{"foo": 1}}, {[]any{1}}} {
 		if _, why, ok := readTrajectory(traj); ok || why == "" {
 			t.Errorf("%v: read as known (%q)", traj, why)

@@ -309,7 +309,8 @@ func normLine(s string) string {
 }
 
 // fixLines returns the distinctive lines the reference fix adds that the prediction
-// also writes: at least 12 characters, not a line the patch removes or keeps as context.
+// also writes: at least 12 characters, not a line the patch removes or keeps as context,
+// not in the problem statement.
 func fixLines(t *schemas.Task, files map[string]*string) map[string]bool {
 	if t.Patch == "" || len(files) == 0 {
 		return nil
@@ -336,7 +337,8 @@ func fixLines(t *schemas.Task, files map[string]*string) map[string]bool {
 	}
 	out := map[string]bool{}
 	for l := range added {
-		if !other[l] && written[l] {
+		// A line the issue itself shows is no sign of the later history.
+		if !other[l] && written[l] && !strings.Contains(t.ProblemStatement, l) {
 			out[l] = true
 		}
 	}
