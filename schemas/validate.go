@@ -228,6 +228,9 @@ func DecodeRecord(line []byte, rec any, required []string) (ps []Problem, ok boo
 			continue
 		}
 		f.Set(ptr.Elem())
+		for _, fp := range unknownNestedFields(k, f.Type(), v) {
+			ps = append(ps, Problem{InstanceID: id, Field: fp.Field, Msg: fp.Msg})
+		}
 	}
 	for _, k := range required {
 		if _, ok := raw[k]; !ok {
@@ -383,7 +386,8 @@ func CheckInstanceID(id string) error {
 }
 
 // CheckRelPath checks a project-relative path: not empty, not absolute, no "..", no
-// backslash or NUL, and already clean (no "./", "//" or trailing slash).
+// backslash or NUL, already clean (no "./", "//" or trailing slash), no component over
+// MaxPathComponentBytes and no more than MaxPathBytes in all.
 func CheckRelPath(p string) error {
 	switch {
 	case p == "":
@@ -401,7 +405,7 @@ func CheckRelPath(p string) error {
 	if path.Clean(p) != p || p == "." {
 		return fmt.Errorf("path %q is not clean (write it as %q)", p, path.Clean(p))
 	}
-	return nil
+	return checkPathLength(p)
 }
 
 // CheckTime checks an RFC 3339 time with an explicit offset (e.g. 2023-07-30T12:48:33Z).
@@ -504,6 +508,9 @@ func (c shared) validate() []FieldProblem {
 	}
 	ps = append(ps, checkFiles("project_files", c.ProjectFiles, false)...)
 	ps = append(ps, checkFiles("gold_files", c.GoldFiles, true)...)
+	ps = append(ps, fileDirClashes("project_files", c.ProjectFiles)...)
+	ps = append(ps, fileDirClashes("gold_files", c.GoldFiles)...)
+	ps = append(ps, overlayClashes(c.ProjectFiles, c.GoldFiles)...)
 	switch c.set {
 	case SourceLite:
 		if len(c.ProjectFiles) == 0 {

@@ -34,6 +34,7 @@ func TestReadCandidatesProblems(t *testing.T) {
 		{"outcome decided by verify", strings.Replace(goodCandidate, `"set":"repaired"`, `"set":"repaired","outcome":"task"`, 1), "outcome", "decided by verify"},
 		{"wrong date source", strings.Replace(goodCandidate, `"pull_request_merged_at"`, `"issue_created_at"`, 1), "registry_date_source", "does not fit set repaired"},
 	}
+	tests = append(tests, pathProblems...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, ps, err := ReadCandidates("in.jsonl", strings.NewReader(tt.input+"\n"))
