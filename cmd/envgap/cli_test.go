@@ -63,6 +63,7 @@ func TestAddStatusFsck(t *testing.T) {
 		strings.Replace(cardExample, `"ecosystem":"python"`, `"ecosystem":"rust"`, 1),
 		`{"instance_id": "envgap__a__b-1",`,
 		strings.Replace(strings.Replace(cardExample, `envgap__Ezibenroc__PyRoaringBitMap-93`, `envgap__x__y-7`, 1), `"path":"setup.py"`, `"path":"../setup.py"`, 1),
+		strings.Replace(strings.Replace(cardExample, `envgap__Ezibenroc__PyRoaringBitMap-93`, `envgap__x__y-8`, 1), `{"path":"setup.py",`, `{"path":"a","content":"x","mode":"0755"},{"path":"a/setup.py",`, 1),
 	}
 	os.WriteFile(bad, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	_, err = runCLI(t, "--store", store, "add", bad)
@@ -71,7 +72,7 @@ func TestAddStatusFsck(t *testing.T) {
 		t.Fatalf("bad add: %v (exit %d)", err, exitCode(err))
 	}
 	msg := ps.Error()
-	for _, want := range []string{"bad.jsonl:1: envgap__Ezibenroc__PyRoaringBitMap-93: field ecosystem", "bad.jsonl:2: invalid JSON", "bad.jsonl:3: envgap__x__y-7: field gold_files[0].path", "bad.jsonl:3: envgap__x__y-7: field instance_id"} {
+	for _, want := range []string{"bad.jsonl:1: envgap__Ezibenroc__PyRoaringBitMap-93: field ecosystem", "bad.jsonl:2: invalid JSON", "bad.jsonl:3: envgap__x__y-7: field gold_files[0].path", "bad.jsonl:3: envgap__x__y-7: field instance_id", "bad.jsonl:4: envgap__x__y-8: field gold_files[0].mode: unknown field", "bad.jsonl:4: envgap__x__y-8: field gold_files[1].path: \"a/setup.py\" is below gold_files[0] \"a\""} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("problems do not include %q:\n%s", want, msg)
 		}
