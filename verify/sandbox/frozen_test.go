@@ -3,118 +3,18 @@ package sandbox
 import (
 	"context"
 	"errors"
-	"net"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/envgap/envgap/verify/sandbox/sandboxtest"
 )
-
-// freezer is a unix socket in front of the real engine that forwards every byte until
-// frozen; frozen, it holds every byte in both directions and every new connection, as
-// a SIGSTOPped engine would (without freezing the engine other tests share).
-type freezer struct {
-	ln     net.Listener
-	frozen atomic.Bool
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	conns  []net.Conn
-}
-
-func newFreezer(t *testing.T) (*freezer, string) {
-	t.Helper()
-	network, addr := "unix", "/var/run/docker.sock"
-	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
-		addr = strings.TrimPrefix(h, "unix://")
-	} else if strings.HasPrefix(h, "tcp://") {
-		network, addr = "tcp", strings.TrimPrefix(h, "tcp://")
-	}
-	sock := filepath.Join(t.TempDir(), "engine.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &freezer{ln: ln}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			f.wg.Add(1)
-			go func() {
-				defer f.wg.Done()
-				f.wait()
-				u, err := net.Dial(network, addr)
-				if err != nil {
-					c.Close()
-					return
-				}
-				f.track(c, u)
-				go f.pipe(u, c)
-				f.pipe(c, u)
-			}()
-		}
-	}()
-	t.Cleanup(f.close)
-	return f, "unix://" + sock
-}
-
-func (f *freezer) wait() {
-	for f.frozen.Load() {
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func (f *freezer) track(c ...net.Conn) {
-	f.mu.Lock()
-	f.conns = append(f.conns, c...)
-	f.mu.Unlock()
-}
-
-// pipe copies src to dst, holding each chunk while frozen.
-func (f *freezer) pipe(dst, src net.Conn) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			f.wait()
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				break
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-		cw.CloseWrite()
-	} else {
-		dst.Close()
-	}
-}
-
-func (f *freezer) close() {
-	f.frozen.Store(false)
-	f.ln.Close()
-	f.mu.Lock()
-	for _, c := range f.conns {
-		c.Close()
-	}
-	f.mu.Unlock()
-	f.wg.Wait()
-}
 
 // frozenRun starts a run of `sleep 600` (step timeout stepTimeout) through a freezer,
 // freezes the engine once the container runs, and returns the run's outcome channel.
 func frozenRun(t *testing.T, ctx context.Context, stepTimeout time.Duration) (<-chan error, time.Time) {
 	real, img := needEngine(t)
-	f, host := newFreezer(t)
+	f, host := sandboxtest.New(t)
 	e, err := Connect(context.Background(), host)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +41,7 @@ func frozenRun(t *testing.T, ctx context.Context, stepTimeout time.Duration) (<-
 		}
 	}
 	time.Sleep(300 * time.Millisecond) // the step's exec is attached and polled
-	f.frozen.Store(true)
+	f.Freeze()
 	return errc, time.Now()
 }
 

@@ -1,0 +1,96 @@
+package verify
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/sandbox"
+	"github.com/envgap/envgap/verify/sandbox/sandboxtest"
+)
+
+// TestFrozenEngineEndsVerify: an engine that stops answering in the middle of a step ends
+// the verify run soon after the step timeout: the candidate it ran is an infrastructure
+// fault (no verdict), the next one is not run on that engine.
+func TestFrozenEngineEndsVerify(t *testing.T) {
+	st, err := data.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := openEnv(t, st, "").engines[0] // skips (or fails in CI) without engine and images
+	freezer, host := sandboxtest.New(t)
+	ctx := context.Background()
+	sess, err := Open(ctx, Env{Store: st, Engines: []string{host}, SweepOlderThan: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	ids := []string{"envgap__codex__javascript-t1-7", "envgap__codex__javascript-t1-8"}
+	var cands []schemas.Candidate
+	for _, id := range ids {
+		c := liteCandidate(id, schemas.EcosystemJavaScript, map[string]string{"package.json": "{}"}, map[string]string{"package.json": "{ }"})
+		c.ResolveCommand, c.ReproCommand, c.RunCommand = "true", "sleep 600", "true"
+		cands = append(cands, c)
+	}
+	if _, err := st.AddCandidateSet("test", "test", cands, nil); err != nil {
+		t.Fatal(err)
+	}
+	mine := filters.NewArgs(filters.Arg("label", "org.envgap.instance="+ids[0]))
+	t.Cleanup(func() { // before the freezer's cleanup: the real engine removes what the run left
+		list, _ := real.Client().ContainerList(context.Background(), container.ListOptions{All: true, Filters: mine})
+		for _, c := range list {
+			real.Client().ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true})
+		}
+	})
+	const stepTimeout = 5 * time.Second
+	type result struct {
+		rep *Report
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rep, err := sess.Stage.Run(ctx, Options{Jobs: 1, Limits: sandbox.Limits{StepTimeout: stepTimeout}})
+		done <- result{rep, err}
+	}()
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		list, err := real.Client().ContainerList(ctx, container.ListOptions{Filters: mine})
+		if err == nil && len(list) == 1 && list[0].State == "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first candidate's container does not run")
+		}
+	}
+	time.Sleep(time.Second) // into the steps
+	freezer.Freeze()
+	frozeAt := time.Now()
+	bound := stepTimeout + 25*time.Second // the step timeout, the kill's grace, the abandoned removal, a loaded machine
+	select {
+	case r := <-done:
+		t.Logf("verify ended %s after the freeze", time.Since(frozeAt).Round(time.Millisecond))
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if r.rep.Failed != 2 {
+			t.Fatalf("report %+v, want both candidates failed", r.rep)
+		}
+		for i, res := range r.rep.Results {
+			if !res.Infra || res.Outcome != "" {
+				t.Errorf("%s: %+v, want an infrastructure fault and no outcome", res.InstanceID, res)
+			}
+			if i == 1 && !strings.Contains(res.Error, "not run") {
+				t.Errorf("%s: %q, want not run on the frozen engine", res.InstanceID, res.Error)
+			}
+			if _, _, err := st.Verdict(res.InstanceID); err == nil {
+				t.Errorf("%s: a frozen engine left a verdict", res.InstanceID)
+			}
+		}
+	case <-time.After(bound):
+		t.Fatalf("verify still runs %s after the engine froze (step timeout %s)", bound, stepTimeout)
+	}
+}
