@@ -112,7 +112,8 @@ func safeInstall(a *audit.Auditor) eval.SafeInstallFunc {
 
 type evalOptions struct {
 	scoringOptions
-	Pred string
+	Slurm slurmOptions
+	Pred  string
 }
 
 func newEvalCommand(f *factory) *cobra.Command {
@@ -136,8 +137,8 @@ evaluating the same prediction again runs no container. An infrastructure fault 
 task without a result (listed, exit 4); the next eval retries it.
 
 The result folder holds results.jsonl (one result a task), summary.json and logs/<id>.log.`,
-		Example: "  envgap eval --pred predictions.jsonl --split reported --out results/my-agent-reported\n  envgap eval --pred gold --split full --tasks hub/ --out results/gold",
-		Args:    exactArgs(0),
+		Example: "  envgap eval --pred predictions.jsonl --split reported --out results/my-agent-reported\n  envgap eval --pred gold --split full --tasks hub/ --out results/gold\n  envgap --store /shared/envgap/store eval --pred /shared/preds.jsonl --split full --out results/agent --slurm --workers 8",
+		Args:    func(c *cobra.Command, args []string) error { return opts.Slurm.args(c, args) },
 		RunE: func(c *cobra.Command, args []string) error {
 			if opts.Pred == "" {
 				return usageError{errors.New("--pred is required (a predictions file, gold or noop)")}
@@ -145,11 +146,15 @@ The result folder holds results.jsonl (one result a task), summary.json and logs
 			if err := opts.check(); err != nil {
 				return err
 			}
+			if err := opts.Slurm.check(c, f, &opts.engineOptions); err != nil {
+				return err
+			}
 			return runEval(c, f, opts)
 		},
 	}
 	c.Flags().StringVar(&opts.Pred, "pred", "", "predictions file (JSON Lines), or gold / noop")
 	opts.addFlags(c)
+	opts.Slurm.addFlags(c)
 	return c
 }
 
@@ -174,6 +179,10 @@ func runEval(c *cobra.Command, f *factory, opts *evalOptions) error {
 	if err != nil {
 		return err
 	}
+	meta := schemas.EvalSummary{Agent: name, Split: opts.Split, Mode: "eval", K: 1, MaxAttempts: 1}
+	if opts.Slurm.Slurm {
+		return runEvalSlurm(c, f, opts, tasks, builtin, meta)
+	}
 	ev, sess, err := opts.evaluator(c, f)
 	if err != nil {
 		return err
@@ -183,7 +192,6 @@ func runEval(c *cobra.Command, f *factory, opts *evalOptions) error {
 	if out == nil {
 		return runErr
 	}
-	meta := schemas.EvalSummary{Agent: name, Split: opts.Split, Mode: "eval", K: 1, MaxAttempts: 1}
 	return finishScoring(f, ev, opts.Out, meta, tasks, out, runErr)
 }
 

@@ -112,7 +112,7 @@ func runRecheckSlurm(c *cobra.Command, f *factory, opts *recheckOptions) error {
 		args := opts.workerArgs(1, 0)
 		args.Date = opts.Date
 		progress := f.progress()
-		out, err := opts.Slurm.run(c, f, "recheck", items, args, func(d *slurm.Done, done, total int) {
+		out, err := opts.Slurm.run(c, f, "recheck", items, args, nil, func(d *slurm.Done, done, total int) {
 			progress(verify.RecheckEvent(recheckResultOf(d), done, total))
 		})
 		if out == nil || err != nil {

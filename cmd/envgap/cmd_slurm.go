@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/eval"
 	"github.com/envgap/envgap/verify/sandbox"
 	"github.com/envgap/envgap/verify/slurm"
 	"github.com/spf13/cobra"
@@ -91,6 +93,18 @@ type workerArgs struct {
 	NPMUpstream    string         `json:"npm_upstream,omitempty"`
 	GitURLTemplate string         `json:"git_url_template,omitempty"`
 	Date           string         `json:"date,omitempty"`
+	// eval
+	Split         string          `json:"split,omitempty"`
+	TaskFolder    string          `json:"tasks,omitempty"`
+	Pred          string          `json:"pred,omitempty"`
+	NoSafeInstall bool            `json:"no_safe_install,omitempty"`
+	Audit         *auditUpstreams `json:"audit,omitempty"`
+}
+
+// engine returns the engine options a worker opens its session with.
+func (a workerArgs) engine() engineOptions {
+	return engineOptions{PyPIUpstream: a.PyPIUpstream, NPMUpstream: a.NPMUpstream, GitURLTemplate: a.GitURLTemplate,
+		StepTimeout: a.Limits.StepTimeout, Memory: a.Limits.MemoryBytes}
 }
 
 func (eo *engineOptions) workerArgs(jobs, repeat int) workerArgs {
@@ -99,8 +113,9 @@ func (eo *engineOptions) workerArgs(jobs, repeat int) workerArgs {
 }
 
 // run submits items of command as one job array and waits for their results (see
-// slurm.Run). The store must be named by an absolute path.
-func (o *slurmOptions) run(c *cobra.Command, f *factory, command string, items []string, args workerArgs, onResult func(d *slurm.Done, done, total int)) (*slurm.Outcome, error) {
+// slurm.Run). The store must be named by an absolute path; shared names more paths the
+// workers read (checked like the store).
+func (o *slurmOptions) run(c *cobra.Command, f *factory, command string, items []string, args workerArgs, shared map[string]string, onResult func(d *slurm.Done, done, total int)) (*slurm.Outcome, error) {
 	dir := f.storeDir()
 	exe, err := os.Executable()
 	if err != nil {
@@ -134,6 +149,9 @@ func (o *slurmOptions) run(c *cobra.Command, f *factory, command string, items [
 	if o.MaxRequeue == 0 {
 		r.MaxRequeue = -1
 	}
+	for what, p := range shared {
+		r.Shared[what] = p
+	}
 	out, err := r.Do(c.Context())
 	if errors.Is(err, slurm.ErrRefused) {
 		return out, usageError{err}
@@ -162,4 +180,93 @@ func decodeResult(d *slurm.Done, v any, id *string) string {
 		return d.Error
 	}
 	return "the worker's result could not be read"
+}
+
+// evalItem is a worker's result of one task of an eval.
+type evalItem struct {
+	InstanceID string              `json:"instance_id"`
+	Result     *schemas.EvalResult `json:"result,omitempty"`
+	Cached     bool                `json:"cached,omitempty"`
+	Error      string              `json:"error,omitempty"`
+}
+
+// runEvalSlurm scores the same tasks as runEval, as a Slurm job array, and writes the
+// same result folder. The tasks and predictions were read and matched already (bad
+// input is refused before anything is submitted); the workers read them again from the
+// same absolute paths.
+func runEvalSlurm(c *cobra.Command, f *factory, opts *evalOptions, tasks []schemas.Task, builtin bool, meta schemas.EvalSummary) error {
+	st, err := f.OpenStore()
+	if err != nil {
+		return err
+	}
+	args := opts.workerArgs(opts.Jobs, 0)
+	args.Split, args.NoSafeInstall, args.Pred = opts.Split, opts.NoSafeInstall, opts.Pred
+	audit := opts.auditUpstreams
+	args.Audit = &audit
+	shared := map[string]string{}
+	if !builtin {
+		if args.Pred, err = filepath.Abs(opts.Pred); err != nil {
+			return err
+		}
+		shared["predictions file"] = args.Pred
+	}
+	if opts.Tasks != "" {
+		if args.TaskFolder, err = filepath.Abs(opts.Tasks); err != nil {
+			return err
+		}
+		shared["tasks folder"] = args.TaskFolder
+	}
+	if audit.OSVFile != "" {
+		if args.Audit.OSVFile, err = filepath.Abs(audit.OSVFile); err != nil {
+			return err
+		}
+		shared["OSV file"] = args.Audit.OSVFile
+	}
+	items := make([]string, len(tasks))
+	for i, t := range tasks {
+		items[i] = t.InstanceID
+	}
+	progress := evalProgress(f)
+	res, err := opts.Slurm.run(c, f, "eval", items, args, shared, func(d *slurm.Done, done, total int) {
+		it := evalItemOf(d)
+		ev := eval.Event{InstanceID: d.Item, Done: done, Total: total, Result: it.Result, Cached: it.Cached}
+		if it.Error != "" {
+			ev.Err = errors.New(it.Error)
+		}
+		progress(ev)
+	})
+	if res == nil || err != nil {
+		return err
+	}
+	out := &eval.Outcome{Results: []schemas.EvalResult{}, Faults: []schemas.EvalFault{}}
+	for i, d := range res.Results {
+		it := evalItem{InstanceID: items[i], Error: notDone(res)}
+		if d != nil {
+			it = evalItemOf(d)
+		}
+		switch {
+		case it.Error != "":
+			out.Faults = append(out.Faults, schemas.EvalFault{InstanceID: items[i], Error: it.Error})
+		default:
+			out.Results = append(out.Results, *it.Result)
+			if it.Cached {
+				out.Reused++
+			} else {
+				out.Ran++
+			}
+		}
+	}
+	return finishScoring(f, &eval.Evaluator{Store: st}, opts.Out, meta, tasks, out, nil)
+}
+
+// evalItemOf reads a worker's result of one task.
+func evalItemOf(d *slurm.Done) evalItem {
+	var it evalItem
+	if msg := decodeResult(d, &it, &it.InstanceID); msg != "" {
+		return evalItem{InstanceID: d.Item, Error: msg}
+	}
+	if it.Result == nil && it.Error == "" {
+		it.Error = "the worker's result holds no result"
+	}
+	return it
 }

@@ -175,7 +175,7 @@ func runVerifySlurm(c *cobra.Command, f *factory, opts *verifyOptions) error {
 	}
 	progress := f.progress()
 	start := time.Now()
-	out, err := opts.Slurm.run(c, f, "verify", items, opts.workerArgs(opts.Jobs, opts.Repeat), func(d *slurm.Done, done, total int) {
+	out, err := opts.Slurm.run(c, f, "verify", items, opts.workerArgs(opts.Jobs, opts.Repeat), nil, func(d *slurm.Done, done, total int) {
 		progress(verify.ResultEvent(verifyResultOf(d), done, total, time.Since(start)))
 	})
 	if out == nil {

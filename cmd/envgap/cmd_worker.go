@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
-	"github.com/envgap/envgap/verify/registry"
+	"github.com/envgap/envgap/verify/eval"
 	"github.com/envgap/envgap/verify/slurm"
 	"github.com/spf13/cobra"
 )
@@ -63,25 +64,36 @@ func runWorker(c *cobra.Command, f *factory, opts *workerOptions) error {
 	if err := json.Unmarshal(plan.Args, &args); err != nil {
 		return fmt.Errorf("work folder %s: the plan's arguments: %w", opts.Work, err)
 	}
-	st, err := f.OpenStore()
-	if err != nil {
-		return err
-	}
 	owner := slurm.NewOwner(slurm.OwnerLabel(f.Getenv))
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(f.Err, "%s envgap worker %s: %s\n", time.Now().UTC().Format(time.RFC3339), owner, fmt.Sprintf(format, a...))
 	}
-	ctx := c.Context()
-	sess, err := verify.Open(ctx, verify.Env{
-		Store:    st,
-		Registry: registry.Options{PyPIUpstream: args.PyPIUpstream, NPMUpstream: args.NPMUpstream},
-	})
+	do, closeFn, err := workerHandler(c, f, plan, args, logf)
 	if err != nil {
 		return err
 	}
-	defer sess.Close()
+	defer closeFn()
+	w := &slurm.Worker{Claims: q, Owner: owner, Jobs: args.Jobs, Lease: plan.Lease(), Logf: logf}
+	if err := w.Serve(c.Context(), do); err != nil {
+		return err
+	}
+	logf("no work left")
+	return nil
+}
+
+// workerHandler opens this node's engine and registry proxy and returns what does one
+// item of the plan, and what closes them.
+func workerHandler(c *cobra.Command, f *factory, plan slurm.Plan, args workerArgs, logf func(string, ...any)) (slurm.Handler, func(), error) {
+	eo := args.engine()
+	if plan.Command == "eval" {
+		return evalHandler(c, f, args, logf)
+	}
+	sess, vo, err := eo.open(c, f)
+	if err != nil {
+		return nil, nil, err
+	}
 	logf("engine %s, registry proxy %s; %s of %d item(s)", strings.Join(sess.Hosts(), ","), sess.ProxyURL(), plan.Command, len(plan.Items))
-	vo := verify.Options{Limits: args.Limits, Checkout: checkoutSource(args.GitURLTemplate), Repeat: args.Repeat}
+	vo.Repeat, vo.Progress = args.Repeat, nil
 	var do slurm.Handler
 	switch plan.Command {
 	case "verify":
@@ -89,17 +101,59 @@ func runWorker(c *cobra.Command, f *factory, opts *workerOptions) error {
 	case "recheck":
 		do, err = recheckHandler(sess.Stage, args.Date, vo)
 	default:
-		err = fmt.Errorf("work folder %s: this envgap does not know the command %q", opts.Work, plan.Command)
+		err = fmt.Errorf("this envgap does not know the command %q of the work folder", plan.Command)
 	}
 	if err != nil {
-		return err
+		sess.Close()
+		return nil, nil, err
 	}
-	w := &slurm.Worker{Claims: q, Owner: owner, Jobs: args.Jobs, Lease: plan.Lease(), Logf: logf}
-	if err := w.Serve(ctx, do); err != nil {
-		return err
+	return do, func() { sess.Close() }, nil
+}
+
+// evalHandler scores one task's prediction, as a local eval does.
+func evalHandler(c *cobra.Command, f *factory, args workerArgs, logf func(string, ...any)) (slurm.Handler, func(), error) {
+	so := &scoringOptions{engineOptions: args.engine(), Split: args.Split, Tasks: args.TaskFolder, NoSafeInstall: args.NoSafeInstall}
+	if args.Audit != nil {
+		so.auditUpstreams = *args.Audit
 	}
-	logf("no work left")
-	return nil
+	tasks, err := so.splitTasks(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	preds, builtin := eval.Builtin(args.Pred, tasks)
+	if !builtin {
+		if preds, err = eval.ReadPredictionsFile(args.Pred); err != nil {
+			return nil, nil, err
+		}
+	}
+	byID, err := eval.Match(tasks, preds, args.Pred)
+	if err != nil {
+		return nil, nil, err
+	}
+	taskByID := make(map[string]*schemas.Task, len(tasks))
+	for i := range tasks {
+		taskByID[tasks[i].InstanceID] = &tasks[i]
+	}
+	ev, sess, err := so.evaluator(c, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	logf("engine %s, registry proxy %s; eval of %d task(s)", strings.Join(sess.Hosts(), ","), sess.ProxyURL(), len(tasks))
+	return func(ctx context.Context, item string) (json.RawMessage, string) {
+		it := evalItem{InstanceID: item}
+		t, ok := taskByID[item]
+		if !ok {
+			it.Error = "the task is not in the split any more"
+		} else {
+			r, cached, err := ev.Score(ctx, t, byID[item])
+			it.Result, it.Cached = r, cached
+			if err != nil {
+				it.Result, it.Error = nil, err.Error()
+			}
+		}
+		b, _ := json.Marshal(it)
+		return b, it.Error
+	}, func() { sess.Close() }, nil
 }
 
 // verifyHandler verifies one candidate of the plan, as a local verify does.

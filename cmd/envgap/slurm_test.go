@@ -50,7 +50,7 @@ func tinyCandidates() []schemas.Candidate { return tinyN(4) }
 // tinyN returns n tiny candidates, cycling through verified, already_works,
 // not_reproduced and verified.
 func tinyN(count int) []schemas.Candidate {
-	repro := `if [ "$(cat mode)" = ok ]; then echo fine; else echo "ERROR: the tiny environment is broken"; exit 1; fi`
+	repro := `if [ "$(cat README.md)" = ok ]; then echo fine; else echo "ERROR: the tiny environment is broken"; exit 1; fi`
 	kinds := []struct{ mode, fix string }{{"broken", "ok"}, {"ok", "ok"}, {"broken", "still-broken"}, {"broken", "ok"}}
 	var out []schemas.Candidate
 	for i := range count {
@@ -63,9 +63,9 @@ func tinyN(count int) []schemas.Candidate {
 			Spec: schemas.Spec{
 				Repo: "tiny/python-t1", CreatedAt: "2026-01-01T00:00:00Z", RegistryDate: "2026-01-02T00:00:00Z",
 				Ecosystem:      schemas.EcosystemPython,
-				ProjectFiles:   []schemas.File{{Path: "mode", Content: &mode}},
-				GoldFiles:      []schemas.File{{Path: "mode", Content: &fix}},
-				ResolveCommand: "true", ReproCommand: repro, RunCommand: `test "$(cat mode)" = ok`,
+				ProjectFiles:   []schemas.File{{Path: "README.md", Content: &mode}},
+				GoldFiles:      []schemas.File{{Path: "README.md", Content: &fix}},
+				ResolveCommand: "true", ReproCommand: repro, RunCommand: `test "$(cat README.md)" = ok`,
 				ExpectedFailureRegex: "the tiny environment is broken",
 			},
 			Origin: schemas.Origin{IssueNumber: int64(n)},
@@ -189,6 +189,41 @@ func TestVerifySlurmEqualsLocal(t *testing.T) {
 		}
 		if ids["local"] != ids["slurm"] {
 			t.Errorf("corpus ids differ: local %s, slurm %s", ids["local"], ids["slurm"])
+		}
+		// Eval of a predictions file through Slurm equals the local eval: one task fixed,
+		// one left broken.
+		preds := filepath.Join(t.TempDir(), "preds.jsonl")
+		os.WriteFile(preds, []byte(`{"instance_id":"envgap__tiny__python-t1-1","files":{"README.md":"ok\n"}}`+"\n"+
+			`{"instance_id":"envgap__tiny__python-t1-4","files":{"README.md":"broken\n"}}`+"\n"), 0o644)
+		evals := map[string]string{}
+		for name, d := range map[string]string{"local": localDir, "slurm": dir} {
+			outDir := filepath.Join(t.TempDir(), "results")
+			args := []string{"--store", d, "eval", "--pred", preds, "--split", "lite", "--out", outDir, "--no-safe-install"}
+			if name == "slurm" {
+				args = append(args, "--slurm", "--workers", "2")
+			}
+			out, err := runCLI(t, args...)
+			if err != nil {
+				t.Fatalf("%s eval: %v\n%s", name, err, out)
+			}
+			b, err := os.ReadFile(filepath.Join(outDir, "results.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var statuses []string
+			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				var r struct {
+					InstanceID string `json:"instance_id"`
+					Status     string `json:"status"`
+					Reason     string `json:"reason"`
+				}
+				json.Unmarshal([]byte(line), &r)
+				statuses = append(statuses, r.InstanceID+": "+r.Status+": "+r.Reason)
+			}
+			evals[name] = strings.SplitN(out, "\n", 2)[0] + "\n" + strings.Join(statuses, "\n")
+		}
+		if evals["local"] != evals["slurm"] || !strings.Contains(evals["slurm"], "resolved 1, unresolved 1") {
+			t.Errorf("evals differ:\nlocal:\n%s\nslurm:\n%s", evals["local"], evals["slurm"])
 		}
 		if rechecks["local"] != rechecks["slurm"] || !strings.Contains(rechecks["slurm"], "recheck 2026-02-01: 2 tasks, 0 excluded, 0 not rechecked") {
 			t.Errorf("rechecks differ:\nlocal:\n%s\nslurm:\n%s", rechecks["local"], rechecks["slurm"])
