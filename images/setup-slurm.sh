@@ -27,16 +27,24 @@ WAIT_SECONDS="${ENVGAP_SLURM_WAIT:-60}"
 log() { echo "setup-slurm: $*" >&2; }
 die() { echo "setup-slurm: error: $*" >&2; exit 1; }
 
-# usable_partitions: the partitions that are up with at least one node that can take a job.
+# usable_partitions: the partitions that are up with at least one node that can take a job
+# (a state with a suffix such as idle* means the node does not answer).
 usable_partitions() {
 	command -v sinfo >/dev/null 2>&1 || return 1
 	timeout 10 scontrol ping 2>/dev/null | grep -q 'is UP' || return 1
 	timeout 10 sinfo -h -o '%P %a %t' 2>/dev/null |
-		awk '$2 == "up" && $3 ~ /^(idle|mix|alloc|comp)/ { sub(/\*$/, "", $1); print $1 }' | sort -u
+		awk '$2 == "up" && $3 ~ /^(idle|mix|alloc|comp)/ && $3 !~ /[*~#!%$@^-]$/ { sub(/\*$/, "", $1); print $1 }' | sort -u
+}
+
+# ours_down: the single-node Slurm this script set up lost its slurmd (the controller
+# takes minutes to notice).
+ours_down() {
+	grep -q '^# Written by envgap images/setup-slurm.sh' "$CONF" 2>/dev/null || return 1
+	! { [ -f /run/slurmd.pid ] && kill -0 "$(cat /run/slurmd.pid)" 2>/dev/null; }
 }
 
 # 1. A Slurm that answers is used as it is.
-if parts=$(usable_partitions) && [ -n "$parts" ]; then
+if ! ours_down && parts=$(usable_partitions) && [ -n "$parts" ]; then
 	log "Slurm already answers; nothing to do"
 	echo "slurm: partition $(echo $parts | tr ' ' ',') answers"
 	exit 0
