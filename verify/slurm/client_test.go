@@ -115,3 +115,43 @@ func TestScriptRequeuesBoundedAndQuotes(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedWorkerIsRequeuedBounded: an array task whose worker fails requeues itself
+// (Slurm then holds it for its requeue delay); one with no requeues left does not.
+func TestFailedWorkerIsRequeuedBounded(t *testing.T) {
+	c := needSlurm(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		maxRequeue int
+		requeued   bool
+	}{{1, true}, {-1, false}} {
+		r := &Run{Worker: []string{"/bin/sh", "-c", "echo worker fails; exit 3"}, MaxRequeue: tc.maxRequeue}
+		a := Array{Name: "envgap-test-requeue", Tasks: 1, Output: filepath.Join(dir, "out-%A_%a"), Script: r.script(), Requeue: true}
+		job, err := c.Submit(ctx, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var restarts string
+		deadline := time.Now().Add(time.Minute)
+		for time.Now().Before(deadline) {
+			out, _, _ := c.run(ctx, "scontrol", nil, "show", "job", job+"_0")
+			if i := strings.Index(string(out), "Restarts="); i >= 0 {
+				restarts = strings.Fields(string(out)[i:])[0]
+			}
+			tasks, err := c.Tasks(ctx, job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if restarts == "Restarts=1" || len(tasks) == 0 {
+				break
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		c.Cancel(ctx, job)
+		if got := restarts == "Restarts=1"; got != tc.requeued {
+			b, _ := os.ReadFile(filepath.Join(dir, "out-"+job+"_0"))
+			t.Errorf("max requeue %d: %s, want requeued %v; output:\n%s", tc.maxRequeue, restarts, tc.requeued, b)
+		}
+	}
+}
