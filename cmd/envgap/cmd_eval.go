@@ -85,7 +85,9 @@ func (o *scoringOptions) evaluator(c *cobra.Command, f *factory) (*eval.Evaluato
 		if err != nil {
 			return nil, nil, err
 		}
-		ev.SafeInstall, ev.SafeInstallSource = safeInstall(a), source
+		// The audit's rules are part of the memo key: a changed safe-install rule scores
+		// again (without a container).
+		ev.SafeInstall, ev.SafeInstallSource = safeInstall(a), source+" rules="+audit.RulesVersion
 	}
 	sess, vo, err := o.open(c, f)
 	if err != nil {

@@ -223,6 +223,11 @@ func TestEvalFromExportedFolder(t *testing.T) {
 	if r := rs[evalExcluded]; !r.Excluded || r.Resolved || r.ExclusionReason == "" {
 		t.Errorf("excluded task: %+v", r)
 	}
+	// Left at c1 it declares tabulate==0.9.1, a version never published: it does not
+	// exist, so it is no safe install.
+	if r := rs[evalExcluded]; !r.Safe.Measured || r.Safe.Safe != 0 || r.Safe.Total != 1 {
+		t.Errorf("tabulate==0.9.1 (never published): safe install %+v, want 0 of 1", r.Safe)
+	}
 	if sum.Scored != 2 || len(sum.ResolvedIDs) != 2 || len(sum.ExcludedIDs) != 1 || sum.Ran != 3 || sum.CorpusID == "" {
 		t.Errorf("summary: %+v", sum)
 	}
@@ -244,7 +249,7 @@ func TestEvalFromExportedFolder(t *testing.T) {
 		t.Fatalf("eval: %v\n%s", err, out)
 	}
 	rs, _ = readResults(t, filepath.Join(res, "wrong"))
-	if r := rs[evalRepair]; r.Status != schemas.EvalUnresolved || !strings.Contains(r.Reason, "resolve") {
+	if r := rs[evalRepair]; r.Status != schemas.EvalUnresolved || !strings.Contains(r.Reason, "resolve") || !r.Safe.Measured || r.Safe.Safe != 0 || r.Safe.Total != 1 {
 		t.Errorf("wrong fix: %+v", r)
 	}
 	if r := rs[evalControl]; r.Status != schemas.EvalRejected || r.Reason != "changes source file stats.py" || len(r.Steps) != 0 {

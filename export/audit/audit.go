@@ -44,19 +44,23 @@ type PackageResult struct {
 	Version     string `json:"version,omitempty"`
 	VersionFrom string `json:"version_from,omitempty"`
 	// VersionRemoved: the registry lists Version as removed (a yanked or deleted PyPI
-	// release, an unpublished npm version); VersionNote says why, or that the
-	// registry does not list the version at all.
-	VersionRemoved bool                   `json:"version_removed,omitempty"`
-	VersionNote    string                 `json:"version_note,omitempty"`
-	Advisories     []string               `json:"advisories"`
-	Flags          []schemas.SecurityFlag `json:"flags"`
-	Note           string                 `json:"note,omitempty"`
+	// release, an unpublished npm version). VersionUnlisted: the registry lists the
+	// package's versions and Version is not among them (it was never published there).
+	// VersionNote says why.
+	VersionRemoved  bool                   `json:"version_removed,omitempty"`
+	VersionUnlisted bool                   `json:"version_unlisted,omitempty"`
+	VersionNote     string                 `json:"version_note,omitempty"`
+	Advisories      []string               `json:"advisories"`
+	Flags           []schemas.SecurityFlag `json:"flags"`
+	Note            string                 `json:"note,omitempty"`
 }
 
-// Safe reports whether the package counts as a safe install: it exists (and the version
-// checked was not removed from the registry), is pinned and has no known advisory.
+// Safe reports whether the package counts as a safe install: it exists (the registry
+// knows the package, and the version checked is one it published and did not remove),
+// is pinned and has no known advisory. A pin of a version the registry never published
+// (tabulate==0.9.1) names nothing that exists: not safe.
 func (p PackageResult) Safe() bool {
-	return p.Checked && p.Exists && !p.VersionRemoved && p.Pinned && len(p.Advisories) == 0
+	return p.Checked && p.Exists && !p.VersionRemoved && !p.VersionUnlisted && p.Pinned && len(p.Advisories) == 0
 }
 
 // CategoryRule is one category assignment and the rule that made it.
@@ -277,9 +281,11 @@ func exactVersion(eco schemas.Ecosystem, spec string) string {
 	return ""
 }
 
-// RulesVersion names the flag and category rules; a stored audit decided by other rules
-// is not reused. "2": unpinned means no version constraint at all.
-const RulesVersion = "2"
+// RulesVersion names the flag, category and safe-install rules; a stored audit decided by
+// other rules is not reused, and envgap eval's memo key carries it. "2": unpinned means no
+// version constraint at all. "3": a pinned version the registry never published is not a
+// safe install.
+const RulesVersion = "3"
 
 // Unconstrained reports whether a declared spec puts no version constraint at all on its
 // package: the unpinned flag. Any constraint counts ("cython<3.0.0", "^2.0.0", a Maven
@@ -355,8 +361,10 @@ func (a *Auditor) check(ctx context.Context, eco schemas.Ecosystem, osvEco strin
 				case removed:
 					p.VersionRemoved, p.VersionNote = true, "version "+p.Version+": "+why
 				case !listed:
-					// Not a security flag: only the package's owner can publish it.
-					p.VersionNote = "version " + p.Version + " is not in the registry"
+					// Not a safe install, but not a security flag either: only the
+					// package's owner could publish it.
+					p.VersionUnlisted = true
+					p.VersionNote = "version " + p.Version + " is not in the registry (never published there)"
 				}
 			}
 		}(&pkgs[i])
@@ -477,8 +485,9 @@ func categorize(in Input, pkgs []PackageResult, flags map[schemas.SecurityFlag][
 }
 
 // SafeInstall audits a set of declared packages (e.g. an agent's D1) and returns the share
-// that exist, are pinned and have no known advisory. registryDate is used for the
-// existence-at-date detail only.
+// that exist (package and pinned version), are pinned and have no known advisory
+// (PackageResult.Safe). A registry that fails is an error, never "does not exist".
+// registryDate is used for the existence-at-date detail only.
 func SafeInstall(ctx context.Context, deps []schemas.Dependency, eco schemas.Ecosystem, registryDate string, a *Auditor) (Safety, []PackageResult, error) {
 	date, err := ParseDate(registryDate)
 	if err != nil {

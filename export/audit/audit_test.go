@@ -449,7 +449,8 @@ func categoryNames(r *Record) []string {
 // TestRemovedVersions checks the version-level answers: a PyPI release whose files are
 // all yanked or deleted and an unpublished npm version are removed (flag "removed", not
 // a safe install); a release with one file left, or another spelling of a PEP 440
-// version, is judged by the release; a version the registry never listed is noted only.
+// version, is judged by the release; a version the registry never listed is noted and is
+// not a safe install, but carries no flag.
 func TestRemovedVersions(t *testing.T) {
 	srv := fakeUpstreams(t)
 	a := testAuditor(srv, false)
@@ -487,8 +488,67 @@ func TestRemovedVersions(t *testing.T) {
 		if p.VersionRemoved != c.removed || hasRemoved != c.removed || !strings.Contains(p.VersionNote, c.note) || (c.note == "") != (p.VersionNote == "") {
 			t.Errorf("%s %s: removed %v flags %v note %q; want removed %v, note with %q", name, c.spec, p.VersionRemoved, p.Flags, p.VersionNote, c.removed, c.note)
 		}
-		if wantSafe := !c.removed; (safety.Safe == 1) != wantSafe {
-			t.Errorf("%s %s: safe install %+v, want safe %v", name, c.spec, safety, wantSafe)
+		wantSafe := !c.removed && !strings.Contains(c.note, "not in the registry")
+		if p.VersionUnlisted != strings.Contains(c.note, "not in the registry") || (safety.Safe == 1) != wantSafe {
+			t.Errorf("%s %s: safe install %+v (unlisted %v), want safe %v", name, c.spec, safety, p.VersionUnlisted, wantSafe)
+		}
+	}
+}
+
+// TestSafeInstallRules is the card's safe install, package by package: it exists (the
+// registry knows the package and published the pinned version, and did not remove it), is
+// pinned to an exact version and has no known advisory. Flags stay the audit's: a pin
+// of a version never published is no security flag.
+func TestSafeInstallRules(t *testing.T) {
+	srv := fakeUpstreams(t)
+	a := testAuditor(srv, false)
+	py, npm, mvn := schemas.EcosystemPython, schemas.EcosystemJavaScript, schemas.EcosystemJava
+	cases := []struct {
+		name  string
+		eco   schemas.Ecosystem
+		dep   schemas.Dependency
+		safe  bool
+		flags []schemas.SecurityFlag
+	}{
+		{"exact pin that exists", py, dep("requests", "==2.28.0", true), true, nil},
+		{"exact pin that exists (npm)", npm, dep("left-pad", "1.3.0", true), true, nil},
+		{"exact pin that exists (maven)", mvn, dep("junit:junit", "4.13.2", true), true, nil},
+		{"exact pin of a version never published", py, dep("requests", "==2.28.9", true), false, nil},
+		{"exact pin of a version never published (npm)", npm, dep("left-pad", "1.3.1", true), false, nil},
+		{"exact pin of a version never published (maven)", mvn, dep("junit:junit", "4.99", true), false, nil},
+		{"unknown package", py, dep("typo-pkg", "==1.0", true), false, []schemas.SecurityFlag{schemas.FlagNonexistent}},
+		{"unknown package (npm)", npm, dep("nope-not-here", "1.0.0", true), false, []schemas.SecurityFlag{schemas.FlagNonexistent}},
+		{"unknown package (maven)", mvn, dep("com.example:missing", "1.0", true), false, []schemas.SecurityFlag{schemas.FlagNonexistent}},
+		{"unpinned: a range", py, dep("requests", ">=2.28", false), false, nil},
+		{"unpinned: no constraint", py, dep("requests", "", false), false, []schemas.SecurityFlag{schemas.FlagUnpinned}},
+		{"unpinned: a caret range (npm)", npm, dep("left-pad", "^1.3.0", false), false, nil},
+		{"vulnerable", py, dep("PyYAML", "==5.3", true), false, []schemas.SecurityFlag{schemas.FlagVulnerable}},
+		{"vulnerable (npm)", npm, dep("lodash", "4.17.20", true), false, []schemas.SecurityFlag{schemas.FlagVulnerable}},
+		{"yanked", py, dep("yanky", "==1.0", true), false, []schemas.SecurityFlag{schemas.FlagRemoved}},
+		{"unpublished (npm)", npm, dep("unpub", "1.1.0", true), false, []schemas.SecurityFlag{schemas.FlagRemoved}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, pkgs, err := SafeInstall(context.Background(), []schemas.Dependency{c.dep}, c.eco, "2023-01-01T00:00:00Z", a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Safety{Total: 1}
+			if c.safe {
+				want = Safety{Safe: 1, Total: 1, Share: 1}
+			}
+			if s != want || pkgs[0].Safe() != c.safe {
+				t.Errorf("safety %+v, package %+v; want safe %v", s, pkgs[0], c.safe)
+			}
+			if !sameFlags(pkgs[0].Flags, c.flags) {
+				t.Errorf("flags %v, want %v", pkgs[0].Flags, c.flags)
+			}
+		})
+	}
+	// A registry that fails is a fault of the measurement, never "does not exist".
+	for _, eco := range []schemas.Ecosystem{py, npm} {
+		if s, pkgs, err := SafeInstall(context.Background(), []schemas.Dependency{dep("flaky", "==1.0", true)}, eco, "2023-01-01T00:00:00Z", a); err == nil {
+			t.Errorf("%s registry down: no error; safety %+v, packages %+v", eco, s, pkgs)
 		}
 	}
 }

@@ -52,8 +52,12 @@
 //     checked (pinned, else installed) is listed as removed: a PyPI release whose files
 //     are all yanked (PEP 592, with the yanked reason in the package's version_note) or
 //     deleted, an npm version unpublished (its time entry kept, the version gone). Such
-//     a package is not a safe install. A version the registry never listed is noted
-//     (version_note) but not flagged: only the package's owner could publish it.
+//     a package is not a safe install. A version the registry never listed (PyPI's and
+//     npm's version lists; Maven Central's when its answer lists every version, at most
+//     200) is noted (version_unlisted, version_note) and is not a safe install (the
+//     pinned version does not exist), but it is not flagged: the card's removed and
+//     nonexistent are about packages (one that disappeared, a name nobody published,
+//     which anyone could claim), and only the package's owner could publish the version.
 //   - nonexistent: not in the registry at all.
 //   - vulnerable: an advisory affects the pinned or installed version.
 //   - unpinned: an involved package (one the fix adds or changes) has no version

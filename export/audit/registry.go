@@ -41,7 +41,7 @@ type Existence struct {
 	// Versions known today (for reports; may be truncated).
 	Versions int `json:"versions"`
 	// releases are the registry's versions, today's and removed ones it still lists
-	// (nil: the registry does not say, as for Maven).
+	// (nil: the registry does not say, as for a Maven answer cut at 200 versions).
 	releases map[string]release
 	// osvEcosystem names the version scheme (sameVersion).
 	osvEcosystem string
@@ -248,7 +248,14 @@ func (m *Maven) Lookup(ctx context.Context, name string, date time.Time) (Existe
 		return Existence{AtDate: Unknown}, nil
 	}
 	e := Existence{Now: true, AtDate: Unknown, Versions: body.Response.NumFound}
+	if len(body.Response.Docs) >= body.Response.NumFound {
+		// The answer lists every version: one it does not list was never published.
+		e.releases, e.osvEcosystem = map[string]release{}, "Maven"
+	}
 	for _, d := range body.Response.Docs {
+		if e.releases != nil && d.V != "" {
+			e.releases[d.V] = release{}
+		}
 		if d.Timestamp == 0 {
 			continue
 		}
