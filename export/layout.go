@@ -105,7 +105,9 @@ var (
 )
 
 // writeCandidates writes candidates-config rows. A row that is not a task is written as it
-// is (its empty optional strings become null); a task row keeps an empty string as "".
+// is (its empty optional strings become null); a task row keeps an empty string as "". All
+// rows go through WriteRows: in parquet-go v0.32.0, rows given to Write and to WriteRows in
+// one row group did not all reach the file.
 func writeCandidates(w *parquet.GenericWriter[schemas.Candidate], rows []schemas.Candidate) error {
 	out := make([]parquet.Row, len(rows))
 	for i := range rows {
