@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -119,7 +120,7 @@ func verdicts(t *testing.T, dir string, st *data.Store) (map[string]string, map[
 }
 
 // TestVerifySlurmEqualsLocal verifies the same candidates locally and through a Slurm
-// job array of three workers (one of them cancelled halfway in a second run): the
+// job array of three workers (two of them killed halfway in a second run): the
 // verdicts are the same, every candidate gets exactly one, and the work folder is gone.
 func TestVerifySlurmEqualsLocal(t *testing.T) {
 	needSlurmAndEngine(t)
@@ -230,7 +231,7 @@ func TestVerifySlurmEqualsLocal(t *testing.T) {
 		}
 	})
 
-	t.Run("one worker cancelled halfway", func(t *testing.T) {
+	t.Run("workers killed halfway", func(t *testing.T) {
 		dir, st := tinyStore(t)
 		type result struct {
 			out string
@@ -241,7 +242,7 @@ func TestVerifySlurmEqualsLocal(t *testing.T) {
 			out, err := runCLI(t, "--store", dir, "verify", "--slurm", "--workers", "3")
 			done <- result{out, err}
 		}()
-		// Halfway: once a first result is in, cancel an array task that holds an item.
+		// Halfway: once a first result is in, stop two workers that hold an item.
 		killed := ""
 		deadline := time.Now().Add(5 * time.Minute)
 		for killed == "" && time.Now().Before(deadline) {
@@ -264,16 +265,28 @@ func TestVerifySlurmEqualsLocal(t *testing.T) {
 			if n == 0 {
 				continue
 			}
+			// The first holder is killed with SIGKILL (it cannot give its item back: its
+			// death is seen on this machine), a second one, when there is one, cancelled
+			// with scancel (it gives its item back).
 			leases, _ := q.Leases()
 			for _, l := range leases {
-				if !l.Released && strings.HasPrefix(l.Owner.Label, "slurm-") {
-					killed = strings.TrimPrefix(l.Owner.Label, "slurm-")
-					if err := (&slurm.Client{}).Cancel(context.Background(), killed); err != nil {
+				if l.Released || !strings.HasPrefix(l.Owner.Label, "slurm-") {
+					continue
+				}
+				task := strings.TrimPrefix(l.Owner.Label, "slurm-")
+				if killed == "" {
+					if err := syscall.Kill(l.Owner.PID, syscall.SIGKILL); err != nil {
 						t.Fatal(err)
 					}
-					t.Logf("cancelled array task %s after %d result(s)", killed, n)
-					break
+					killed = task
+					t.Logf("killed the worker of array task %s (kill -9) after %d result(s)", task, n)
+					continue
 				}
+				if err := (&slurm.Client{}).Cancel(context.Background(), task); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("cancelled array task %s (scancel) after %d result(s)", task, n)
+				break
 			}
 		}
 		if killed == "" {
@@ -281,9 +294,9 @@ func TestVerifySlurmEqualsLocal(t *testing.T) {
 		}
 		r := <-done
 		if r.err != nil {
-			t.Fatalf("verify --slurm with a cancelled worker: %v\n%s", r.err, r.out)
+			t.Fatalf("verify --slurm with killed workers: %v\n%s", r.err, r.out)
 		}
-		check("one worker cancelled", dir, st, r.out)
+		check("workers killed", dir, st, r.out)
 	})
 }
 
