@@ -43,6 +43,9 @@ type Options struct {
 	// Audits, when set, is checked against the task rows: a task whose audit says other
 	// categories or security flags than its row stops the export (run envgap admit again).
 	Audits AuditSource
+	// Meta gives the card's links and citation and eval.yaml's evaluation framework; empty
+	// fields get defaults from Repo (ReleaseConfig).
+	Meta ReleaseConfig
 	// Source is envgap's source tree (envgap.Source), written with the task rows into the
 	// harness zip (HarnessPath). It is required: a release ships its harness.
 	Source fs.FS
@@ -78,8 +81,9 @@ type Report struct {
 }
 
 // Export writes the Hub folder of the store's task set: data/<config>/*.parquet for the
-// six configs, README.md (YAML front matter and the dataset card), LICENSE.md, the funnel
-// chart and the harness zip (envgap's source with its copy of the task rows).
+// six configs (a config with no rows has no file), README.md (YAML front matter and the
+// dataset card), LICENSE.md, eval.yaml, the funnel chart and the harness zip (envgap's
+// source with its copy of the task rows).
 // It checks every row first and writes nothing when a row is bad, when the credential
 // review is not done, or when there is no task. The same store gives byte-identical files.
 func Export(st *data.Store, opts Options) (*Report, error) {
@@ -216,12 +220,13 @@ func Export(st *data.Store, opts Options) (*Report, error) {
 		var infos []FileInfo
 		var n int
 		if cfg == ConfigCandidates {
-			infos, err = writeConfig(tmp, cfg, candRows, candidateLayout, opts.Limits)
 			n = len(candRows)
+			infos, err = writeConfig(tmp, cfg, candRows, candidateLayout, opts.Limits)
 		} else {
 			rows := selectConfig(pub, cfg)
-			infos, err = writeConfig(tmp, cfg, rows, taskLayout, opts.Limits)
-			n = len(rows)
+			if n = len(rows); n > 0 { // a config with no rows gets no file (and no YAML entry)
+				infos, err = writeConfig(tmp, cfg, rows, taskLayout, opts.Limits)
+			}
 		}
 		if err != nil {
 			return nil, err
@@ -229,14 +234,23 @@ func Export(st *data.Store, opts Options) (*Report, error) {
 		rowsOf[cfg] = n
 		rep.Configs = append(rep.Configs, ConfigReport{Name: cfg, Rows: n, Files: infos})
 	}
+	dsInfos, err := datasetInfos(tmp, rep.Configs)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	meta := opts.Meta.withDefaults(opts.Repo, pubID)
 	chart, err := FunnelChart(funnel)
 	if err != nil {
 		return nil, fmt.Errorf("export: chart: %w", err)
 	}
 	card, err := renderCard(&cardData{Repo: opts.Repo, CorpusID: pubID, Tasks: pub, Candidates: candRows,
-		Funnel: funnel, Excluded: excluded, ConfigRows: rowsOf, Credentials: notes})
+		Funnel: funnel, Excluded: excluded, ConfigRows: rowsOf, Credentials: notes, Infos: dsInfos, Meta: meta})
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
+	}
+	evalYAML, err := marshalYAML(evalFileOf(meta.EvaluationFramework, rowsOf))
+	if err != nil {
+		return nil, fmt.Errorf("export: %s: %w", EvalPath, err)
 	}
 	var harness bytes.Buffer
 	if _, err := WriteHarness(&harness, opts.Source, pub, HarnessManifest{CorpusID: pubID, Repo: opts.Repo, Release: opts.Release}); err != nil {
@@ -245,7 +259,7 @@ func Export(st *data.Store, opts Options) (*Report, error) {
 	for _, f := range []struct {
 		rel string
 		b   []byte
-	}{{"README.md", card}, {LicensePath, renderLicense(pub, candRows)}, {FunnelChartPath, chart}, {HarnessPath, harness.Bytes()}} {
+	}{{"README.md", card}, {LicensePath, renderLicense(pub, candRows)}, {EvalPath, evalYAML}, {FunnelChartPath, chart}, {HarnessPath, harness.Bytes()}} {
 		if err := writeSmallFile(filepath.Join(tmp, filepath.FromSlash(f.rel)), f.b); err != nil {
 			return nil, fmt.Errorf("export: %w", err)
 		}
@@ -427,7 +441,7 @@ func checkAudits(tasks []schemas.Task, audits AuditSource) error {
 
 // ownedPaths are the paths of an export folder that Export writes and replaces.
 func ownedPaths() []string {
-	out := []string{"README.md", LicensePath, FunnelChartPath, HarnessPath}
+	out := []string{"README.md", LicensePath, EvalPath, FunnelChartPath, HarnessPath}
 	for _, c := range Configs {
 		out = append(out, dataDir(c))
 	}

@@ -282,10 +282,12 @@ type HarnessCheck struct {
 	ManifestCorpusID string `json:"manifest_corpus_id"`
 	Tasks            int    `json:"tasks"`
 	SourceFiles      int    `json:"source_files"`
-	// Against is the exported folder compared with (empty when only an id was given), and
-	// Expected the corpus id the zip must have (the folder's, or the one given).
-	Against  string `json:"against,omitempty"`
-	Expected string `json:"expected_corpus_id"`
+	// Against is the exported folder compared with (if any) and AgainstCorpusID its corpus
+	// id; Expected is the corpus id the zip must have: --corpus-id when given, else the
+	// folder's.
+	Against         string `json:"against,omitempty"`
+	AgainstCorpusID string `json:"against_corpus_id,omitempty"`
+	Expected        string `json:"expected_corpus_id"`
 	// Diff lists the tasks that differ from the folder's rows, when they differ.
 	Diff *ReleaseDiff `json:"diff,omitempty"`
 	Same bool         `json:"same"`
@@ -307,7 +309,8 @@ func DefaultHarnessRelease(zipPath string) string {
 // CheckHarness checks that the harness zip's copy of the tasks is the release's: its rows
 // give the corpus id its manifest records, and that id is the one of the exported folder
 // against (when given; the tasks that differ are listed) and equals expectedID (when
-// given). At least one of against and expectedID must be given.
+// given). At least one of against and expectedID must be given. A difference is a result
+// (Same false), not an error.
 func CheckHarness(zipPath, against, expectedID string) (*HarnessCheck, error) {
 	if against == "" && expectedID == "" {
 		return nil, fmt.Errorf("harness check: nothing to compare %s with: give the exported folder (--against DIR) or the release's corpus id (--corpus-id ID)", zipPath)
@@ -329,12 +332,13 @@ func CheckHarness(zipPath, against, expectedID string) (*HarnessCheck, error) {
 			return nil, fmt.Errorf("harness check: %s: %w", against, err)
 		}
 		d.Release, d.Against = zipPath, against
-		if expectedID != "" && expectedID != d.AgainstID {
-			return nil, fmt.Errorf("harness check: --corpus-id %s is not the corpus id of %s (%s)", expectedID, against, d.AgainstID)
+		c.AgainstCorpusID = d.AgainstID
+		if c.Expected == "" {
+			c.Expected = d.AgainstID
 		}
-		c.Expected = d.AgainstID
 		if !d.Same {
 			c.Diff = d
+			same = false
 		}
 	}
 	c.Same = same && c.CorpusID == c.Expected

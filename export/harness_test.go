@@ -172,8 +172,8 @@ func TestCheckHarness(t *testing.T) {
 	if c, err := CheckHarness(zipPath, "", "000000000000"); err != nil || c.Same {
 		t.Errorf("check against another id passed: %+v, %v", c, err)
 	}
-	if _, err := CheckHarness(zipPath, out, "000000000000"); err == nil {
-		t.Error("an id that is not the folder's was taken")
+	if c, err := CheckHarness(zipPath, out, "000000000000"); err != nil || c.Same || c.AgainstCorpusID != rep.CorpusID || c.Expected != "000000000000" {
+		t.Errorf("check against the folder and another id passed: %+v, %v", c, err)
 	}
 
 	// A zip whose task rows were changed after it was made: the manifest and the folder

@@ -191,6 +191,13 @@ func configFiles(dir, config string) ([]string, error) {
 		return nil, err
 	}
 	if len(files) == 0 {
+		if config != ConfigFull && config != ConfigCandidates {
+			// A task config with no rows has no file; the folder is still an export when
+			// full has files.
+			if full, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(dataDir(ConfigFull)), "*.parquet")); len(full) > 0 {
+				return nil, nil
+			}
+		}
 		return nil, fmt.Errorf("%s: %w under %s (is it a folder written by envgap export?)", dir, ErrNotExported, dataDir(config))
 	}
 	sort.Strings(files)
@@ -217,20 +224,29 @@ func readConfig[T any](dir, config string, layout rowLayout[T]) ([]T, error) {
 	return out, nil
 }
 
-func readFile[T any](name string, want *parquet.Schema, layout rowLayout[T]) ([]T, error) {
+// openParquetFile opens a parquet file; close the *os.File when done with it.
+func openParquetFile(name string) (*parquet.File, *os.File, error) {
 	fh, err := os.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := fh.Stat()
+	if err == nil {
+		var pf *parquet.File
+		if pf, err = parquet.OpenFile(fh, st.Size()); err == nil {
+			return pf, fh, nil
+		}
+	}
+	fh.Close()
+	return nil, nil, err
+}
+
+func readFile[T any](name string, want *parquet.Schema, layout rowLayout[T]) ([]T, error) {
+	pf, fh, err := openParquetFile(name)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return nil, err
-	}
-	pf, err := parquet.OpenFile(fh, st.Size())
-	if err != nil {
-		return nil, err
-	}
 	if got := schemaText(pf.Schema()); got != schemaText(want) {
 		return nil, fmt.Errorf("schema differs from the card's columns:\n got: %s\nwant: %s", got, schemaText(want))
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"github.com/envgap/envgap"
+	"os"
 
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/export"
@@ -12,9 +13,12 @@ import (
 )
 
 type exportOptions struct {
-	Out     string
-	Repo    string
-	Release string
+	Out           string
+	Repo          string
+	Release       string
+	ReleaseConfig string
+	Meta          export.ReleaseConfig
+	CitationFile  string
 }
 
 func newExportCommand(f *factory) *cobra.Command {
@@ -36,8 +40,17 @@ cover the store or has unreviewed findings (envgap scan), when a task row disagr
 its audit (run envgap admit again), or when a row has invalid UTF-8 or a repeated path (the
 error names the task and field). Reviewed secrets are redacted in the published text.
 Exporting the same store twice gives byte-identical files. DIR must be new, empty or an
-earlier export; only the files an export writes are replaced.`,
-		Example: "  envgap export --out release/\n  envgap export --out release/ --release 2026-09-29 --repo me/EnvGap",
+earlier export; only the files an export writes are replaced.
+
+The card's YAML is what the Hub reads: license other (LICENSE.md), language, task
+categories, size category, the configs (candidates first and default; a config with no rows
+has no file and is left out) and dataset_info read from the written files. eval.yaml
+registers the boards with the Hub's benchmark leaderboards. The links at the top of the
+card, the citation and eval.yaml's evaluation framework come from --release-config FILE
+(YAML: leaderboard, code, paper, discussion, citation, evaluation_framework) and the flags,
+which win; code and discussion default to the dataset repository's harness zip and
+discussion page, the citation to a BibTeX entry of the dataset and its corpus id.`,
+		Example: "  envgap export --out release/\n  envgap export --out release/ --release 2026-09-29 --repo me/EnvGap --release-config release.yaml",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			if opts.Out == "" {
@@ -49,6 +62,13 @@ earlier export; only the files an export writes are replaced.`,
 	c.Flags().StringVar(&opts.Out, "out", "", "the export folder")
 	c.Flags().StringVar(&opts.Repo, "repo", export.DefaultRepo, "the Hub dataset the card's load_dataset snippets name")
 	c.Flags().StringVar(&opts.Release, "release", "", "record the exported task set as ref releases/NAME (e.g. 2026-09-29)")
+	c.Flags().StringVar(&opts.ReleaseConfig, "release-config", "", "YAML file with the card's links, citation and evaluation framework")
+	c.Flags().StringVar(&opts.Meta.Leaderboard, "leaderboard", "", "the leaderboard's URL (card link)")
+	c.Flags().StringVar(&opts.Meta.Code, "code", "", "the evaluation code's URL (default: the harness zip in the dataset repository)")
+	c.Flags().StringVar(&opts.Meta.Paper, "paper", "", "the paper's URL (an arXiv link becomes the Hub's arxiv tag)")
+	c.Flags().StringVar(&opts.Meta.Discussion, "discussion", "", "the discussion page's URL (default: the dataset repository's)")
+	c.Flags().StringVar(&opts.CitationFile, "citation", "", "a file with the BibTeX entry the card's Citation section shows")
+	c.Flags().StringVar(&opts.Meta.EvaluationFramework, "eval-framework", "", "eval.yaml's evaluation_framework, an id of the Hub's list (default "+export.DefaultEvaluationFramework+")")
 	return c
 }
 
@@ -90,12 +110,37 @@ func exportHooks(st *data.Store, o *export.Options) {
 	}
 }
 
+// releaseMeta reads --release-config and puts the flags over it.
+func releaseMeta(opts *exportOptions) (export.ReleaseConfig, error) {
+	var meta export.ReleaseConfig
+	if opts.ReleaseConfig != "" {
+		c, err := export.ReadReleaseConfig(opts.ReleaseConfig)
+		if err != nil {
+			return meta, usageError{err}
+		}
+		meta = c
+	}
+	flags := opts.Meta
+	if opts.CitationFile != "" {
+		b, err := os.ReadFile(opts.CitationFile)
+		if err != nil {
+			return meta, usageError{fmt.Errorf("--citation: %w", err)}
+		}
+		flags.Citation = string(b)
+	}
+	return meta.Merge(flags), nil
+}
+
 func runExport(f *factory, opts *exportOptions) error {
 	st, err := f.OpenStore()
 	if err != nil {
 		return err
 	}
-	eo := export.Options{Out: opts.Out, Repo: opts.Repo, Release: opts.Release, Audits: auditSource(st), Source: envgap.Source()}
+	meta, err := releaseMeta(opts)
+	if err != nil {
+		return err
+	}
+	eo := export.Options{Out: opts.Out, Repo: opts.Repo, Release: opts.Release, Audits: auditSource(st), Source: envgap.Source(), Meta: meta}
 	exportHooks(st, &eo)
 	rep, err := export.Export(st, eo)
 	if err != nil {
@@ -106,6 +151,9 @@ func runExport(f *factory, opts *exportOptions) error {
 	}
 	fmt.Fprintf(f.Out, "exported %d tasks (%d excluded from scoring) and %d candidates to %s\n", rep.Tasks, rep.Excluded, rep.Candidates, rep.Out)
 	for _, c := range rep.Configs {
+		if c.Rows == 0 {
+			fmt.Fprintf(f.Out, "  %-12s %6d rows  no file: left out of the card's configs\n", c.Name, 0)
+		}
 		for _, fi := range c.Files {
 			fmt.Fprintf(f.Out, "  %-12s %6d rows  %3d row groups  %10d bytes  %s\n", c.Name, fi.Rows, fi.RowGroups, fi.Bytes, fi.Path)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -116,5 +117,32 @@ func TestAdmitExcludeCorpusIDAndHubCheck(t *testing.T) {
 func TestHubPublishNeedsARepo(t *testing.T) {
 	if _, err := runCLI(t, "hub", "publish", t.TempDir(), "--repo", "no-slash"); exitCode(err) != exitUsage {
 		t.Errorf("exit %d (%v), want %d", exitCode(err), err, exitUsage)
+	}
+}
+
+func TestExportReleaseConfigAndFlags(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "release.yaml")
+	bib := filepath.Join(dir, "cite.bib")
+	if err := os.WriteFile(cfg, []byte("leaderboard: https://example.org/lb\npaper: https://arxiv.org/abs/1\nevaluation_framework: harbor\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bib, []byte("@misc{x, title = {X}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	meta, err := releaseMeta(&exportOptions{ReleaseConfig: cfg, CitationFile: bib, Meta: export.ReleaseConfig{Paper: "https://arxiv.org/abs/2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := export.ReleaseConfig{Leaderboard: "https://example.org/lb", Paper: "https://arxiv.org/abs/2", Citation: "@misc{x, title = {X}}\n", EvaluationFramework: "harbor"}
+	if meta != want {
+		t.Errorf("meta = %+v, want %+v", meta, want)
+	}
+	if err := os.WriteFile(cfg, []byte("leaderbord: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(dir, "store")
+	if _, err := runCLI(t, "--store", store, "export", "--out", filepath.Join(dir, "out"), "--release-config", cfg); exitCode(err) != exitUsage || !strings.Contains(err.Error(), "leaderbord") {
+		t.Errorf("export with a misspelt release config key: exit %d (%v), want %d", exitCode(err), err, exitUsage)
 	}
 }

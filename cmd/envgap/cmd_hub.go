@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/envgap/envgap/export"
@@ -99,8 +100,9 @@ func runHarnessCheck(f *factory, opts *hubCheckOptions) error {
 			fmt.Fprintf(f.Out, "its manifest (%s) says corpus id %s: the task rows were changed after the zip was made\n", export.HarnessManifestPath, res.ManifestCorpusID)
 		}
 		if res.Against != "" {
-			fmt.Fprintf(f.Out, "%s: corpus id %s\n", res.Against, res.Expected)
-		} else {
+			fmt.Fprintf(f.Out, "%s: corpus id %s\n", res.Against, res.AgainstCorpusID)
+		}
+		if res.Expected != res.AgainstCorpusID {
 			fmt.Fprintf(f.Out, "expected corpus id %s\n", res.Expected)
 		}
 		if res.Diff != nil {
@@ -111,7 +113,7 @@ func runHarnessCheck(f *factory, opts *hubCheckOptions) error {
 		}
 	}
 	if !res.Same {
-		return damageError{fmt.Errorf("hf check: the harness's tasks (corpus id %s) are not the release's (%s)", res.CorpusID, res.Expected)}
+		return damageError{fmt.Errorf("hf check: the harness's tasks (corpus id %s) are not the release's (%s)", res.CorpusID, strings.Join(uniqueIDs(res.Expected, res.AgainstCorpusID), ", "))}
 	}
 	return nil
 }
@@ -139,6 +141,17 @@ func runHubCheck(f *factory, opts *hubCheckOptions) error {
 		return damageError{fmt.Errorf("hub check: the releases differ (%d added, %d removed, %d changed, %d config problems)", len(d.Added), len(d.Removed), len(d.Changed), len(d.ConfigProblems))}
 	}
 	return nil
+}
+
+// uniqueIDs returns the non-empty ids, each once.
+func uniqueIDs(ids ...string) []string {
+	var out []string
+	for _, id := range ids {
+		if id != "" && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // printTaskDiff lists the tasks only in the checked set, only in the other, and the
