@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/envgap/envgap/crawl"
@@ -32,7 +34,7 @@ type scoringOptions struct {
 
 func (o *scoringOptions) addFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.Split, "split", "", "the task config to score: full, reported, repaired, lite or secure (required)")
-	c.Flags().StringVar(&o.Tasks, "tasks", "", "an exported Hub folder to take the tasks from (default: the store's task set)")
+	c.Flags().StringVar(&o.Tasks, "tasks", "", "an exported Hub folder, or a task rows file (JSON Lines, e.g. the harness zip's release/tasks.jsonl), to take the tasks from (default: the store's task set)")
 	c.Flags().StringVar(&o.Out, "out", "", "the result folder to write (required)")
 	c.Flags().StringVar(&o.Name, "name", "", "the agent's name in the report")
 	c.Flags().IntVar(&o.Jobs, "jobs", 1, "tasks scored at once")
@@ -56,8 +58,17 @@ func (o *scoringOptions) check() error {
 	return nil
 }
 
-// splitTasks returns the tasks of the split: from the exported folder, or from the store.
+// splitTasks returns the tasks of the split: from the exported folder, from a task rows
+// file, or from the store.
 func (o *scoringOptions) splitTasks(f *factory) ([]schemas.Task, error) {
+	if fi, err := os.Stat(o.Tasks); err == nil && !fi.IsDir() {
+		all, err := readTaskRows(o.Tasks)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--tasks %s: %w", o.Tasks, err)}
+		}
+		sort.Slice(all, func(i, j int) bool { return all[i].InstanceID < all[j].InstanceID })
+		return export.SplitTasks(all, o.Split)
+	}
 	if o.Tasks != "" {
 		ts, err := export.ReadTaskConfig(o.Tasks, o.Split)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -102,5 +103,32 @@ func TestHarnessZipBuilds(t *testing.T) {
 	}
 	if out := run("hf", "check", "--release", filepath.Join(a, export.HarnessPath)); !strings.Contains(out, "has the release's corpus id "+wantID) {
 		t.Errorf("hf check with the built harness:\n%s", out)
+	}
+}
+
+// TestEvalTasksFromTheHarness: eval and run take their tasks from the harness zip's own
+// copy (release/tasks.jsonl) as they do from the Hub folder.
+func TestEvalTasksFromTheHarness(t *testing.T) {
+	store := verifiedStore(t)
+	if out, err := runCLI(t, "--store", store, "admit"); err != nil {
+		t.Fatalf("admit: %q, %v", out, err)
+	}
+	hub := exportStore(t, store)
+	dir := t.TempDir()
+	unzip(t, filepath.Join(hub, export.HarnessPath), dir)
+	rows := filepath.Join(dir, strings.TrimSuffix(export.HarnessRoot, "/"), filepath.FromSlash(export.HarnessTasks))
+	f := &factory{Global: &globalOptions{Store: filepath.Join(dir, "empty-store")}, Getenv: func(string) string { return "" }}
+	for _, split := range []string{export.ConfigFull, export.ConfigReported, export.ConfigRepaired, export.ConfigLite} {
+		fromZip, err := (&scoringOptions{Split: split, Tasks: rows}).splitTasks(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromHub, err := (&scoringOptions{Split: split, Tasks: hub}).splitTasks(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(fromZip, fromHub) {
+			t.Errorf("%s: %d tasks from the harness's copy, %d from the Hub folder, or they differ", split, len(fromZip), len(fromHub))
+		}
 	}
 }
