@@ -213,7 +213,7 @@ func readConfig[T any](dir, config string, layout rowLayout[T]) ([]T, error) {
 		return nil, err
 	}
 	want := layout.schema()
-	var out []T
+	out := []T{} // a config with no rows (no file) reads as empty, not null
 	for _, name := range files {
 		rows, err := readFile(name, want, layout)
 		if err != nil {
