@@ -18,6 +18,7 @@ import (
 	"github.com/envgap/envgap/crawl/ghhttp"
 	"github.com/envgap/envgap/crawl/gitfetch"
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 	"github.com/google/go-github/v62/github"
 )
@@ -61,9 +62,16 @@ type Options struct {
 	WorkDir string
 }
 
+// Store is what the crawl reads and writes: the catalogue (to skip candidates already
+// stored), candidate sets, its report and the HTTP cache.
+type Store interface {
+	catalog.Store
+	catalog.Adder
+}
+
 // Deps are the crawl's dependencies.
 type Deps struct {
-	Store *data.Store
+	Store Store
 	// HTTP sends the API requests; nil: http.DefaultTransport.
 	HTTP http.RoundTripper
 	// Clock waits out rate limits and dates the report; nil: the wall clock.
@@ -574,7 +582,7 @@ func (c *crawler) finish() (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	have := map[string]data.CandidateEntry{}
+	have := map[string]catalog.CandidateEntry{}
 	for _, e := range existing {
 		have[e.InstanceID] = e
 	}

@@ -18,10 +18,11 @@ import (
 	"github.com/envgap/envgap/crawl/fakegithub"
 	"github.com/envgap/envgap/crawl/gitfetch"
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
-func candidate(t *testing.T, st *data.Store, id string) schemas.Candidate {
+func candidate(t *testing.T, st *catalog.Catalog, id string) schemas.Candidate {
 	t.Helper()
 	e, err := st.CandidateByID(id)
 	if err != nil {
@@ -33,7 +34,7 @@ func candidate(t *testing.T, st *data.Store, id string) schemas.Candidate {
 	return e.Candidate
 }
 
-func ids(t *testing.T, st *data.Store) []string {
+func ids(t *testing.T, st *catalog.Catalog) []string {
 	t.Helper()
 	all, err := st.Candidates()
 	if err != nil {

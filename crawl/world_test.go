@@ -14,7 +14,7 @@ import (
 	"github.com/envgap/envgap/crawl"
 	"github.com/envgap/envgap/crawl/fakegithub"
 	"github.com/envgap/envgap/crawl/gittest"
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 )
 
 // testToken is shaped like a real token so that a leak would be caught by any scanner.
@@ -154,13 +154,13 @@ func (w *world) options(crawlID string) crawl.Options {
 		GitURLTemplate: "file://" + filepath.ToSlash(w.gitRoot) + "/{owner}/{name}", Token: testToken, WorkDir: w.t.TempDir()}
 }
 
-func (w *world) deps(st *data.Store) crawl.Deps {
+func (w *world) deps(st *catalog.Catalog) crawl.Deps {
 	return crawl.Deps{Store: st, Clock: w.clock, Logf: w.logs.logf}
 }
 
-func newStore(t testing.TB) *data.Store {
+func newStore(t testing.TB) *catalog.Catalog {
 	t.Helper()
-	st, err := data.Open(t.TempDir())
+	st, err := catalog.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func newStore(t testing.TB) *data.Store {
 }
 
 // rejectsByRef returns the set's rejects as ref -> reason code.
-func rejectsByRef(t *testing.T, st *data.Store, r *crawl.Report) map[string]string {
+func rejectsByRef(t *testing.T, st *catalog.Catalog, r *crawl.Report) map[string]string {
 	t.Helper()
 	var set struct {
 		Rejects []struct{ Ref, Reason string }

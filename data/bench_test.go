@@ -103,18 +103,3 @@ func benchPut(b *testing.B, items [][]byte) {
 
 func BenchmarkStoreSmallRecords100k(b *testing.B) { benchPut(b, smallRecords(100_000)) }
 func BenchmarkStoreBlobs1k1MiB(b *testing.B)      { benchPut(b, blobs(1000, 1<<20)) }
-
-func BenchmarkCorpusID10k(b *testing.B) {
-	tasks := make([]schemas.Task, 10_000)
-	for i := range tasks {
-		c := testCandidate(int64(i + 1))
-		c.ProblemStatement = strings.Repeat("text ", 200)
-		tasks[i] = c.ToTask()
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := schemas.CorpusID(tasks); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

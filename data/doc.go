@@ -1,5 +1,7 @@
-// Package data is envgap's content-addressed store, and the home of committed inputs
-// (repo lists, the demo study, reviewed scan decisions).
+// Package data is envgap's content-addressed store (objects, refs, memo entries), and the
+// home of committed inputs (repo lists, the demo study, reviewed scan decisions). What the
+// records mean (candidates, verdicts, tasks, the funnel) is package data/catalog; stages
+// depend on the small interfaces of iface.go rather than on *Store.
 //
 // On-disk layout of a store directory:
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -64,7 +65,7 @@ type AdmitOptions struct {
 // idempotent: an unchanged row is not written again. A row that would change is written
 // and reported as updated with the changed columns, never silently; a row that breaks the
 // card's rules is refused with its problems and not stored.
-func Admit(st *data.Store, opts AdmitOptions) (*AdmitReport, error) {
+func Admit(st catalog.Store, opts AdmitOptions) (*AdmitReport, error) {
 	audits := opts.Audits
 	if audits == nil {
 		audits = NoAudits
@@ -211,7 +212,7 @@ func BuildTask(c *schemas.Candidate, v *schemas.Verdict, audit AuditResult, audi
 }
 
 // storeTask stores a task row and points tasks/<id> at it, filling in what happened.
-func storeTask(st *data.Store, t *schemas.Task, a *Admission) error {
+func storeTask(st catalog.Store, t *schemas.Task, a *Admission) error {
 	ref := data.RefTasks + t.InstanceID
 	d, err := schemas.DigestOf(t)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -134,14 +135,14 @@ func TestAdmitIsIdempotentAndNeverRewritesSilently(t *testing.T) {
 func TestAdmitRefuses(t *testing.T) {
 	tests := []struct {
 		name  string
-		setup func(t *testing.T, st *data.Store)
+		setup func(t *testing.T, st catalog.Store)
 		id    string
 		want  string
 	}{
-		{"repair without gold files", func(t *testing.T, st *data.Store) {
+		{"repair without gold files", func(t *testing.T, st catalog.Store) {
 			putVerdict(t, st, idNotRepro, schemas.OutcomeVerified)
 		}, idNotRepro, "gold_files"},
-		{"verdict for another candidate", func(t *testing.T, st *data.Store) {
+		{"verdict for another candidate", func(t *testing.T, st catalog.Store) {
 			putVerdict(t, st, idRepaired, schemas.OutcomeVerified)
 			v, _, _ := st.Verdict(idRepaired)
 			v.Candidate = schemas.Hash([]byte("another version"))
@@ -150,7 +151,7 @@ func TestAdmitRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, idRepaired, "envgap verify --ids"},
-		{"audit with an unknown flag", func(t *testing.T, st *data.Store) {
+		{"audit with an unknown flag", func(t *testing.T, st catalog.Store) {
 			putVerdict(t, st, idLite, schemas.OutcomeVerified)
 			putAudit(t, st, idLite, nil, []schemas.SecurityFlag{"spooky"})
 		}, idLite, "spooky"},

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -33,7 +34,7 @@ func (f AuditFunc) Audit(id string) (AuditResult, bool, error) { return f(id) }
 // StoreAudits reads audit records from the store's refs audits/<instance_id>: objects with
 // (at least) "categories" and "security_flags" lists. It is the default until the audit
 // stage's own reader is wired in.
-func StoreAudits(st *data.Store) AuditSource {
+func StoreAudits(st catalog.Store) AuditSource {
 	return AuditFunc(func(id string) (AuditResult, bool, error) {
 		d, err := st.Ref(RefAudits + id)
 		if errors.Is(err, data.ErrNotFound) {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 	"gopkg.in/yaml.v3"
 )
@@ -80,7 +80,7 @@ type cardData struct {
 	CorpusID    string
 	Tasks       []schemas.Task
 	Candidates  []schemas.Candidate
-	Funnel      *data.Funnel
+	Funnel      *catalog.Funnel
 	Excluded    []ExcludedTask
 	ConfigRows  map[string]int
 	Credentials string
@@ -183,7 +183,7 @@ type cardView struct {
 	// EmptyConfigs are the configs with no rows, left out of the YAML.
 	EmptyConfigs            []string
 	EvalPath, EvalFramework string
-	funnel                  *data.Funnel
+	funnel                  *catalog.Funnel
 }
 
 // cardConfig is one config of the front matter.
@@ -359,7 +359,7 @@ func madeByCounts(cands []schemas.Candidate) []madeBy {
 	return out
 }
 
-func setTotal(f *data.Funnel, s schemas.Source) int {
+func setTotal(f *catalog.Funnel, s schemas.Source) int {
 	n := 0
 	for _, c := range f.Candidates[s] {
 		n += c

@@ -8,7 +8,7 @@ import (
 	"image/png"
 	"strconv"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -43,7 +43,7 @@ const (
 // FunnelChart draws the candidates funnel as a PNG: one horizontal bar per outcome (the
 // card's order), split by set, with the total at its end. The same funnel gives the same
 // bytes.
-func FunnelChart(f *data.Funnel) ([]byte, error) {
+func FunnelChart(f *catalog.Funnel) ([]byte, error) {
 	h := chartTop + rowHeight*len(schemas.Outcomes) + chartBottom
 	img := image.NewRGBA(image.Rect(0, 0, chartWidth, h))
 	draw.Draw(img, img.Bounds(), &image.Uniform{paperColor}, image.Point{}, draw.Src)

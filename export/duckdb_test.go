@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -261,9 +262,9 @@ func TestIndependentReaderDuckDB(t *testing.T) {
 }
 
 // bigStore builds a store of n admitted tasks with about size bytes of text each.
-func bigStore(b *testing.B, n, size int) (*data.Store, []schemas.Task) {
+func bigStore(b *testing.B, n, size int) (catalog.Store, []schemas.Task) {
 	b.Helper()
-	st, err := data.Open(filepath.Join(b.TempDir(), "store"))
+	st, err := catalog.Open(filepath.Join(b.TempDir(), "store"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -23,7 +24,7 @@ type ExcludedTask struct {
 
 // Exclusions lists the store's tasks that are excluded from scoring, sorted by instance id,
 // with the latest exclusion of each.
-func Exclusions(st *data.Store) ([]ExcludedTask, error) {
+func Exclusions(st catalog.Store) ([]ExcludedTask, error) {
 	tasks, err := st.Tasks()
 	if err != nil {
 		return nil, err
@@ -32,7 +33,7 @@ func Exclusions(st *data.Store) ([]ExcludedTask, error) {
 }
 
 // exclusionsOf is Exclusions over an already loaded task set.
-func exclusionsOf(st *data.Store, tasks []schemas.Task) ([]ExcludedTask, error) {
+func exclusionsOf(st catalog.Store, tasks []schemas.Task) ([]ExcludedTask, error) {
 	out := []ExcludedTask{}
 	for i := range tasks {
 		t := &tasks[i]
@@ -85,7 +86,7 @@ type ExcludeResult struct {
 // exclusion points at the one it supersedes (Previous); nothing is ever deleted, and the
 // task row itself is not rewritten: the store's task set applies the latest exclusion.
 // Excluding again with the same reason and kind changes nothing.
-func Exclude(st *data.Store, req ExcludeRequest) (*ExcludeResult, error) {
+func Exclude(st catalog.Store, req ExcludeRequest) (*ExcludeResult, error) {
 	id := req.InstanceID
 	reason := strings.TrimSpace(req.Reason)
 	if reason == "" {

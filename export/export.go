@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -30,10 +31,10 @@ type Options struct {
 	Limits Limits
 	// CheckReviewed must refuse the export while credential-scan findings wait for a
 	// person's review (scan.CheckReviewed). It is required: an export without it fails.
-	CheckReviewed func(*data.Store) error
+	CheckReviewed func(catalog.Store) error
 	// CredentialNotes returns the card's credential-scan paragraph (scan.CardSection)
 	// given the exported task ids; nil or "" gives a plain sentence.
-	CredentialNotes func(st *data.Store, taskIDs []string) (string, error)
+	CredentialNotes func(st catalog.Store, taskIDs []string) (string, error)
 	// RedactTask and RedactCandidate, when set, replace reviewed secrets in a row's text
 	// before it is written (scan.ApplyRedactions); they return how many they replaced. A
 	// redacted task set has its own corpus id: the card and Report.CorpusID give the
@@ -86,7 +87,7 @@ type Report struct {
 // source with its copy of the task rows).
 // It checks every row first and writes nothing when a row is bad, when the credential
 // review is not done, or when there is no task. The same store gives byte-identical files.
-func Export(st *data.Store, opts Options) (*Report, error) {
+func Export(st catalog.Store, opts Options) (*Report, error) {
 	if opts.Out == "" {
 		return nil, errors.New("export: no output folder given")
 	}
@@ -299,8 +300,8 @@ func checkRoundTrip(pub []schemas.Task) error {
 
 // funnelOf counts the funnel of the exported rows: candidates by set and outcome (the
 // outcomes the candidates config shows), tasks and exclusions by set.
-func funnelOf(cands []schemas.Candidate, tasks []schemas.Task) *data.Funnel {
-	f := &data.Funnel{Candidates: map[schemas.Source]map[schemas.Outcome]int{}, Tasks: map[schemas.Source]int{}, Excluded: map[schemas.Source]int{}}
+func funnelOf(cands []schemas.Candidate, tasks []schemas.Task) *catalog.Funnel {
+	f := &catalog.Funnel{Candidates: map[schemas.Source]map[schemas.Outcome]int{}, Tasks: map[schemas.Source]int{}, Excluded: map[schemas.Source]int{}}
 	for _, c := range cands {
 		if f.Candidates[c.Set] == nil {
 			f.Candidates[c.Set] = map[schemas.Outcome]int{}
@@ -346,7 +347,7 @@ func selectConfig(tasks []schemas.Task, cfg string) []schemas.Task {
 // candidateRows builds the candidates config: every candidate with its current outcome,
 // sorted by instance id, redacted when a redactor is given. tasks are the published task
 // rows.
-func candidateRows(st *data.Store, tasks []schemas.Task, redact func(*schemas.Candidate) (int, error)) ([]schemas.Candidate, int, error) {
+func candidateRows(st catalog.Store, tasks []schemas.Task, redact func(*schemas.Candidate) (int, error)) ([]schemas.Candidate, int, error) {
 	cands, err := st.Candidates()
 	if err != nil {
 		return nil, 0, fmt.Errorf("export: %w", err)
@@ -495,7 +496,7 @@ func writeSmallFile(dst string, b []byte) error {
 
 // prepareRelease builds the Release record of the task set and checks that the name is
 // free or already names this very set.
-func prepareRelease(st *data.Store, name, corpusID string, tasks []schemas.Task) (*schemas.Release, error) {
+func prepareRelease(st catalog.Store, name, corpusID string, tasks []schemas.Task) (*schemas.Release, error) {
 	rel := &schemas.Release{Kind: "release", Date: name, CorpusID: corpusID, Tasks: make([]schemas.SetMember, len(tasks))}
 	for i := range tasks {
 		d, err := schemas.DigestOf(&tasks[i])

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 	"github.com/parquet-go/parquet-go"
 	"gopkg.in/yaml.v3"
@@ -247,7 +247,7 @@ func TestExportRefuses(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		store  func(t testing.TB) *data.Store
+		store  func(t testing.TB) catalog.Store
 		opts   func(o *Options)
 		is     error
 		want   string
@@ -256,13 +256,13 @@ func TestExportRefuses(t *testing.T) {
 		{"no tasks", verifiedStore, nil, ErrNoTasks, "no tasks", nil},
 		{"no review hook", admittedStore, func(o *Options) { o.CheckReviewed = nil }, nil, "CheckReviewed", nil},
 		{"unreviewed findings", admittedStore, func(o *Options) {
-			o.CheckReviewed = func(*data.Store) error { return errors.New("2 credential findings not reviewed") }
+			o.CheckReviewed = func(catalog.Store) error { return errors.New("2 credential findings not reviewed") }
 		}, nil, "not reviewed", nil},
 		{"invalid utf-8", admittedStore, func(o *Options) { o.RedactTask = badUTF8 }, nil, "invalid UTF-8",
 			&RowError{Config: "full", InstanceID: idLite, Field: "project_files[1].content"}},
 		{"repeated gold path", admittedStore, func(o *Options) { o.RedactTask = dupPath }, nil, "repeats",
 			&RowError{Config: "full", InstanceID: idReported, Field: "gold_files[2].path"}},
-		{"audit newer than the row", func(t testing.TB) *data.Store {
+		{"audit newer than the row", func(t testing.TB) catalog.Store {
 			st := admittedStore(t)
 			putAudit(t, st, idRepaired, nil, []schemas.SecurityFlag{schemas.FlagRemoved})
 			return st
@@ -422,7 +422,7 @@ func TestCardListsExclusions(t *testing.T) {
 }
 
 func TestFunnelChart(t *testing.T) {
-	f := &data.Funnel{Candidates: map[schemas.Source]map[schemas.Outcome]int{
+	f := &catalog.Funnel{Candidates: map[schemas.Source]map[schemas.Outcome]int{
 		schemas.SourceReported: {schemas.OutcomeTask: 40, schemas.OutcomeNotReproduced: 300},
 		schemas.SourceLite:     {schemas.OutcomeCodeFix: 12, schemas.OutcomeTask: 1},
 	}}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -27,9 +28,9 @@ const (
 var fixedNow = func() time.Time { return time.Date(2026, 9, 29, 12, 0, 0, 0, time.UTC) }
 
 // newStore opens a store in a temp dir and adds the fixture candidates.
-func newStore(t testing.TB) *data.Store {
+func newStore(t testing.TB) catalog.Store {
 	t.Helper()
-	st, err := data.Open(filepath.Join(t.TempDir(), "store"))
+	st, err := catalog.Open(filepath.Join(t.TempDir(), "store"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func recipeFor(eco schemas.Ecosystem) schemas.Recipe {
 }
 
 // putVerdict records a verdict for a stored candidate.
-func putVerdict(t testing.TB, st *data.Store, id string, outcome schemas.Outcome) {
+func putVerdict(t testing.TB, st catalog.Store, id string, outcome schemas.Outcome) {
 	t.Helper()
 	c, err := st.CandidateByID(id)
 	if err != nil {
@@ -66,7 +67,7 @@ func putVerdict(t testing.TB, st *data.Store, id string, outcome schemas.Outcome
 }
 
 // putAudit records an audit result as ref audits/<id>.
-func putAudit(t testing.TB, st *data.Store, id string, cats []schemas.Category, flags []schemas.SecurityFlag) {
+func putAudit(t testing.TB, st catalog.Store, id string, cats []schemas.Category, flags []schemas.SecurityFlag) {
 	t.Helper()
 	d, err := st.PutJSON(map[string]any{"kind": "audit", "instance_id": id, "categories": cats, "security_flags": flags})
 	if err != nil {
@@ -79,7 +80,7 @@ func putAudit(t testing.TB, st *data.Store, id string, cats []schemas.Category, 
 
 // verifiedStore is the fixture store with verdicts: three repair tasks, one control, one
 // not_reproduced, one without a verdict, one code_fix from the import.
-func verifiedStore(t testing.TB) *data.Store {
+func verifiedStore(t testing.TB) catalog.Store {
 	st := newStore(t)
 	putVerdict(t, st, idRepaired, schemas.OutcomeVerified)
 	putVerdict(t, st, idReported, schemas.OutcomeVerified)
@@ -90,7 +91,7 @@ func verifiedStore(t testing.TB) *data.Store {
 }
 
 // admittedStore is verifiedStore after Admit, with the lite task audited as unpinned.
-func admittedStore(t testing.TB) *data.Store {
+func admittedStore(t testing.TB) catalog.Store {
 	st := verifiedStore(t)
 	putAudit(t, st, idLite, []schemas.Category{schemas.CategoryUnderspecification}, []schemas.SecurityFlag{schemas.FlagUnpinned})
 	rep, err := Admit(st, AdmitOptions{Audits: StoreAudits(st)})
@@ -103,7 +104,7 @@ func admittedStore(t testing.TB) *data.Store {
 	return st
 }
 
-func reviewed(*data.Store) error { return nil }
+func reviewed(catalog.Store) error { return nil }
 
 // testSource is a small source tree for the harness zip: a module file, a script, and
 // build products a checkout may hold, which the zip leaves out.
@@ -123,7 +124,7 @@ func testOptions(out string) Options {
 }
 
 // exportTo exports st to a new folder and returns it.
-func exportTo(t testing.TB, st *data.Store) (string, *Report) {
+func exportTo(t testing.TB, st catalog.Store) (string, *Report) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "release")
 	rep, err := Export(st, testOptions(out))
@@ -161,7 +162,7 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-func taskByID(t testing.TB, st *data.Store, id string) schemas.Task {
+func taskByID(t testing.TB, st catalog.Store, id string) schemas.Task {
 	t.Helper()
 	ts, err := st.Tasks()
 	if err != nil {

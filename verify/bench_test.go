@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/registry"
@@ -53,7 +53,7 @@ func benchCandidates(n int) []schemas.Candidate {
 // BenchmarkReverify1000 measures a verify of 1,000 candidates whose inputs, image and
 // core are unchanged: it must run no container.
 func BenchmarkReverify1000(b *testing.B) {
-	st, _ := data.Open(b.TempDir())
+	st, _ := catalog.Open(b.TempDir())
 	cands := benchCandidates(1000)
 	if _, err := st.AddCandidateSet("bench", "bench", cands, nil); err != nil {
 		b.Fatal(err)
@@ -93,7 +93,7 @@ func BenchmarkVerifyEngine(b *testing.B) {
 		b.Run(fmt.Sprintf("jobs=%d", jobs), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				st, _ := data.Open(b.TempDir())
+				st, _ := catalog.Open(b.TempDir())
 				sess, err := Open(context.Background(), Env{Store: st, Registry: registry.Options{NPMUpstream: "http://127.0.0.1:1/"}, SweepOlderThan: -1})
 				if err != nil {
 					b.Skipf("no engine: %v", err)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/registry"
@@ -27,7 +28,7 @@ import (
 
 // openEnv opens a verify session on the real engine, or skips (fails when
 // ENVGAP_REQUIRE_ENGINE=1, as in CI).
-func openEnv(t *testing.T, st *data.Store, pypi string) *Session {
+func openEnv(t *testing.T, st *catalog.Catalog, pypi string) *Session {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs the container engine")
@@ -154,7 +155,7 @@ func (c *countingRunner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.R
 }
 
 func TestVerifyPythonAgainstDateLimitedIndex(t *testing.T) {
-	st, _ := data.Open(t.TempDir())
+	st, _ := catalog.Open(t.TempDir())
 	fix := pypiFixture(t, "demo-pkg", []fixtureFile{
 		{"1.0", "2023-01-01T00:00:00.000000Z", wheel(t, "demo-pkg", "1.0", "VALUE = 1\n")},
 		{"2.0", "2023-09-01T00:00:00.000000Z", wheel(t, "demo-pkg", "2.0", "VALUE = 2\n")},
@@ -249,7 +250,7 @@ func TestVerifyPythonAgainstDateLimitedIndex(t *testing.T) {
 }
 
 func TestVerifyRefusesEscapingFixBeforeAnyContainer(t *testing.T) {
-	st, _ := data.Open(t.TempDir())
+	st, _ := catalog.Open(t.TempDir())
 	sess := openEnv(t, st, "")
 	c := liteCandidate("envgap__codex__javascript-t1-5", schemas.EcosystemJavaScript,
 		map[string]string{"package.json": "{}", "link": "x"}, nil)
@@ -278,7 +279,7 @@ func (failingRunner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Resul
 }
 
 func TestInfraFaultLeavesNoVerdict(t *testing.T) {
-	st, _ := data.Open(t.TempDir())
+	st, _ := catalog.Open(t.TempDir())
 	sess := openEnv(t, st, "")
 	c := liteCandidate("envgap__codex__javascript-t1-6", schemas.EcosystemJavaScript,
 		map[string]string{"package.json": "{}"}, map[string]string{"package.json": "{ }"})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/sandbox"
@@ -29,7 +30,7 @@ func fail(id string, err error) Result {
 	return Result{InstanceID: id, Error: err.Error(), Infra: errors.As(err, &infra), err: err}
 }
 
-func (s *Stage) one(ctx context.Context, cr *core.Core, c data.CandidateEntry, opts Options) Result {
+func (s *Stage) one(ctx context.Context, cr *core.Core, c catalog.CandidateEntry, opts Options) Result {
 	id := c.InstanceID
 	// The project is fetched only when it is needed: to generate missing commands (once
 	// per candidate; the result is memoised) or to run. A re-verify of unchanged
@@ -279,7 +280,7 @@ func (s *Stage) project(ctx context.Context, c *schemas.Candidate, opts Options)
 
 // recipe returns a candidate's recipe. Missing commands are generated from the project
 // once and memoised by the candidate's digest (stage "recipe").
-func (s *Stage) recipe(c *data.CandidateEntry, gen RecipeSource, project func() ([]core.File, error)) (schemas.Recipe, error) {
+func (s *Stage) recipe(c *catalog.CandidateEntry, gen RecipeSource, project func() ([]core.File, error)) (schemas.Recipe, error) {
 	if hasCommands(&c.Candidate) {
 		return RecipeFor(&c.Candidate, nil, nil)
 	}

@@ -9,10 +9,11 @@ import (
 	"testing"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
-func admitTask(t *testing.T, st *data.Store, c schemas.Candidate, control bool) {
+func admitTask(t *testing.T, st *catalog.Catalog, c schemas.Candidate, control bool) {
 	t.Helper()
 	task := c.ToTask()
 	task.IsControl = control
@@ -29,7 +30,7 @@ func admitTask(t *testing.T, st *data.Store, c schemas.Candidate, control bool) 
 }
 
 func TestRecheckExcludesExactlyTheBrokenTasks(t *testing.T) {
-	st, _ := data.Open(t.TempDir())
+	st, _ := catalog.Open(t.TempDir())
 	sess := openEnv(t, st, "")
 	mk := func(n string, project, gold map[string]string) schemas.Candidate {
 		c := liteCandidate("envgap__codex__javascript-t2-"+n, schemas.EcosystemJavaScript, project, gold)

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/registry"
@@ -15,7 +15,7 @@ import (
 // A re-verify of unchanged GitHub candidates fetches no project: not for candidates that
 // carry their commands, and not for those whose commands were generated (memoised).
 func TestReverifyFetchesNothing(t *testing.T) {
-	st, _ := data.Open(t.TempDir())
+	st, _ := catalog.Open(t.TempDir())
 	url := "https://github.com/o/r/issues/1"
 	mk := func(n int64, withCommands bool) schemas.Candidate {
 		c := schemas.Candidate{

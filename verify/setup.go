@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/registry"
 	"github.com/envgap/envgap/verify/sandbox"
@@ -18,7 +18,7 @@ import (
 
 // Env says which engines and registries a verify (or try, or recheck) session uses.
 type Env struct {
-	Store *data.Store
+	Store catalog.Store
 	// Engines are Docker Engine API endpoints; empty means DOCKER_HOST.
 	Engines []string
 	// Registry configures the date-limited proxy (upstreams). Its caches default to the
@@ -54,7 +54,7 @@ func Open(ctx context.Context, env Env) (*Session, error) {
 		hosts = []string{""}
 	}
 	opts := env.Registry
-	cache := core.StoreCache{Store: env.Store}
+	cache := registry.StoreCache{Store: env.Store}
 	if opts.Blobs == nil {
 		opts.Blobs = cache
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/sandbox"
@@ -80,7 +81,7 @@ type Report struct {
 
 // Stage runs verify over a store with one or more cores (one per engine).
 type Stage struct {
-	Store *data.Store
+	Store catalog.Store
 	Cores []*core.Core
 
 	mu       sync.Mutex
@@ -194,17 +195,17 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 }
 
 // selectCandidates returns the candidates to verify.
-func (s *Stage) selectCandidates(ids []string) ([]data.CandidateEntry, error) {
+func (s *Stage) selectCandidates(ids []string) ([]catalog.CandidateEntry, error) {
 	all, err := s.Store.Candidates()
 	if err != nil {
 		return nil, err
 	}
 	if len(ids) > 0 {
-		byID := map[string]data.CandidateEntry{}
+		byID := map[string]catalog.CandidateEntry{}
 		for _, c := range all {
 			byID[c.InstanceID] = c
 		}
-		var out []data.CandidateEntry
+		var out []catalog.CandidateEntry
 		var missing []string
 		for _, id := range ids {
 			c, ok := byID[id]
@@ -219,7 +220,7 @@ func (s *Stage) selectCandidates(ids []string) ([]data.CandidateEntry, error) {
 		}
 		return out, nil
 	}
-	var out []data.CandidateEntry
+	var out []catalog.CandidateEntry
 	for _, c := range all {
 		if c.Outcome != "" && c.Outcome != schemas.OutcomeNotChecked {
 			continue // decided by its import (Lite)

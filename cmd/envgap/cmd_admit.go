@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/export"
 	"github.com/spf13/cobra"
 )
@@ -30,7 +30,7 @@ refused and listed with its problems (exit code 4); the others are still admitte
 }
 
 // auditSource is where admit and export read the registry audit's results.
-func auditSource(st *data.Store) export.AuditSource { return export.StoreAudits(st) }
+func auditSource(st catalog.Store) export.AuditSource { return export.StoreAudits(st) }
 
 func runAdmit(f *factory) error {
 	st, err := f.OpenStore()

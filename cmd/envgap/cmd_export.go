@@ -5,7 +5,7 @@ import (
 	"github.com/envgap/envgap"
 	"os"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/export/scan"
 	"github.com/envgap/envgap/schemas"
@@ -75,9 +75,9 @@ discussion page, the citation to a BibTeX entry of the dataset and its corpus id
 // exportHooks wires the credential scan into the export: the review check, the card's
 // notes and the redaction of reviewed secrets (read when the first row needs them, after
 // the review check has passed).
-func exportHooks(st *data.Store, o *export.Options) {
+func exportHooks(st catalog.Store, o *export.Options) {
 	o.CheckReviewed = scan.CheckReviewed
-	o.CredentialNotes = func(st *data.Store, ids []string) (string, error) {
+	o.CredentialNotes = func(st catalog.Store, ids []string) (string, error) {
 		rec, _, err := scan.Latest(st)
 		if err != nil {
 			return "", err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/envgap/envgap"
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/schemas"
 )
@@ -17,7 +18,7 @@ import (
 func verifiedStore(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "store")
-	st, err := data.Open(dir)
+	st, err := catalog.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,12 +49,12 @@ func verifiedStore(t *testing.T) string {
 
 func exportStore(t testing.TB, storeDir string) string {
 	t.Helper()
-	st, err := data.Open(storeDir)
+	st, err := catalog.Open(storeDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "release")
-	if _, err := export.Export(st, export.Options{Out: out, CheckReviewed: func(*data.Store) error { return nil }, Source: envgap.Source()}); err != nil {
+	if _, err := export.Export(st, export.Options{Out: out, CheckReviewed: func(catalog.Store) error { return nil }, Source: envgap.Source()}); err != nil {
 		t.Fatal(err)
 	}
 	return out

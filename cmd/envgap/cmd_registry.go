@@ -3,7 +3,7 @@ package main
 import (
 	"log/slog"
 
-	"github.com/envgap/envgap/verify/core"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/verify/registry"
 	"github.com/spf13/cobra"
 )
@@ -34,27 +34,22 @@ that day, UTC). Upstream faults answer 502, never 404. Artifacts are cached by s
 		RunE: func(c *cobra.Command, args []string) error {
 			ro := registry.Options{PyPIUpstream: opts.PyPIUpstream, NPMUpstream: opts.NPMUpstream,
 				Logger: slog.New(slog.NewTextHandler(f.Err, nil))}
+			st, err := f.OpenStore()
 			if opts.Cache != "" {
-				blobs, refs, err := registry.DirCaches(opts.Cache)
-				if err != nil {
-					return err
-				}
-				ro.Blobs, ro.Refs = blobs, refs
-			} else {
-				st, err := f.OpenStore()
-				if err != nil {
-					return err
-				}
-				cache := core.StoreCache{Store: st}
-				ro.Blobs, ro.Refs = cache, cache
+				st, err = catalog.Open(opts.Cache)
 			}
+			if err != nil {
+				return err
+			}
+			cache := registry.StoreCache{Store: st}
+			ro.Blobs, ro.Refs = cache, cache
 			return registry.Serve(c.Context(), opts.Addr, ro)
 		},
 	}
 	serve.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "listen address")
 	serve.Flags().StringVar(&opts.PyPIUpstream, "pypi-upstream", "", "PEP 691 index to filter (default "+registry.DefaultPyPIUpstream+")")
 	serve.Flags().StringVar(&opts.NPMUpstream, "npm-upstream", "", "npm registry to filter (default: the npm client's configured registry)")
-	serve.Flags().StringVar(&opts.Cache, "cache", "", "cache directory instead of the store")
+	serve.Flags().StringVar(&opts.Cache, "cache", "", "store directory to cache in instead of --store (a store like every other command opens)")
 	c.AddCommand(serve)
 	return c
 }

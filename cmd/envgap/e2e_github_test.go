@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/crawl/fakegithub"
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
@@ -120,7 +120,7 @@ func requireEngine(t testing.TB, images ...string) {
 }
 
 // logRuns logs the steps and outputs of a candidate's latest verdict's runs.
-func logRuns(t *testing.T, st *data.Store, id string) {
+func logRuns(t *testing.T, st *catalog.Catalog, id string) {
 	t.Helper()
 	v, _, err := st.Verdict(id)
 	if err != nil {
@@ -202,7 +202,7 @@ func TestE2EGitHubRepairedAndControl(t *testing.T) {
 	if issues.Candidates != 1 || !reflect.DeepEqual(issues.Rejected, map[string]int{"already_stored": 1}) {
 		t.Fatalf("crawl issues: %+v, want 1 candidate and issue #1 rejected as already_stored", issues)
 	}
-	st, err := data.Open(store)
+	st, err := catalog.Open(store)
 	if err != nil {
 		t.Fatal(err)
 	}

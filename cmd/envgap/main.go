@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -52,7 +52,7 @@ func exitCode(err error) int {
 	}
 	var (
 		problems schemas.Problems
-		conflict *data.ConflictError
+		conflict *catalog.ConflictError
 		usage    usageError
 		partial  partialError
 		damage   damageError

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/spf13/cobra"
 )
 
@@ -42,7 +43,7 @@ func (f *factory) storeDir() string {
 }
 
 // OpenStore opens the store the flags and environment name.
-func (f *factory) OpenStore() (*data.Store, error) { return data.Open(f.storeDir()) }
+func (f *factory) OpenStore() (*catalog.Catalog, error) { return catalog.Open(f.storeDir()) }
 
 // printJSON writes v as indented JSON.
 func (f *factory) printJSON(v any) error {

@@ -36,10 +36,16 @@ const (
 	maxPrimaryWaits = 24
 )
 
+// Cache is the part of the store the HTTP cache uses: objects and memo entries.
+type Cache interface {
+	data.Objects
+	data.Memos
+}
+
 // Config configures a Transport. Store, Token and CrawlID may be empty.
 type Config struct {
 	// Store holds the HTTP cache; nil disables caching.
-	Store *data.Store
+	Store Cache
 	// CrawlID names the crawl whose answers are replayed without a request; empty: every
 	// cached answer is revalidated with its ETag.
 	CrawlID string

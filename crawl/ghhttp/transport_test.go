@@ -18,7 +18,7 @@ import (
 
 	"github.com/envgap/envgap/crawl/fakegithub"
 	"github.com/envgap/envgap/crawl/ghhttp"
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/google/go-github/v62/github"
 )
 
@@ -29,7 +29,7 @@ const token = "ghp_9aZbY8xWv7UtS6rQp5OnM4lKj3IhG2fE1dC0"
 type env struct {
 	fake  *fakegithub.Server
 	clock *fakegithub.Clock
-	store *data.Store
+	store *catalog.Catalog
 	logs  *logBuf
 }
 
@@ -60,7 +60,7 @@ func newEnvAt(t *testing.T, start time.Time, opts fakegithub.Options) *env {
 	clock := fakegithub.NewClock(start)
 	opts.Now = clock.Now
 	opts.Token = token
-	st, err := data.Open(t.TempDir())
+	st, err := catalog.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

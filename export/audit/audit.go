@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -503,7 +503,7 @@ func SafeInstall(ctx context.Context, deps []schemas.Dependency, eco schemas.Eco
 
 // Read returns the audit Record of an instance, or an error wrapping data.ErrNotFound
 // when it has not been audited.
-func Read(st *data.Store, id string) (*Record, error) {
+func Read(st catalog.Store, id string) (*Record, error) {
 	d, err := st.Ref(RefPrefix + id)
 	if err != nil {
 		return nil, fmt.Errorf("audit of %s: %w (run envgap audit)", id, err)

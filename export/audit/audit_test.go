@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -350,7 +351,7 @@ func TestSetupShAndConflictRules(t *testing.T) {
 
 func TestRunStoresAndRead(t *testing.T) {
 	srv := fakeUpstreams(t)
-	st, err := data.Open(t.TempDir())
+	st, err := catalog.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

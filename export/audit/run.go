@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -55,7 +56,7 @@ type Failure struct {
 // and points audits/<instance_id> at it. An instance whose stored audit is recent and
 // read the same inputs is kept (see RunOptions). An instance whose upstream fails is
 // listed in Failed and keeps its previous audit; the others are done.
-func Run(ctx context.Context, st *data.Store, a *Auditor, ids []string, opts RunOptions) (*Result, error) {
+func Run(ctx context.Context, st catalog.Store, a *Auditor, ids []string, opts RunOptions) (*Result, error) {
 	now := opts.Now
 	if now == nil {
 		now = time.Now
@@ -114,7 +115,7 @@ func Run(ctx context.Context, st *data.Store, a *Auditor, ids []string, opts Run
 
 // reusable returns the stored audit of id when it read verdict vd, asked the upstreams a
 // would ask, and is younger than maxAge.
-func (a *Auditor) reusable(st *data.Store, id string, vd schemas.Digest, eco schemas.Ecosystem, now time.Time, maxAge time.Duration) (*Record, schemas.Digest, bool) {
+func (a *Auditor) reusable(st catalog.Store, id string, vd schemas.Digest, eco schemas.Ecosystem, now time.Time, maxAge time.Duration) (*Record, schemas.Digest, bool) {
 	d, err := st.Ref(RefPrefix + id)
 	if err != nil {
 		return nil, d, false
@@ -140,7 +141,7 @@ func (a *Auditor) reusable(st *data.Store, id string, vd schemas.Digest, eco sch
 
 // LoadInput gathers an instance's audit input from the store: its verdict's first before-
 // and after-fix runs, the before-fix output, and the task row (or candidate) fields.
-func LoadInput(st *data.Store, id string) (*Input, schemas.Digest, error) {
+func LoadInput(st catalog.Store, id string) (*Input, schemas.Digest, error) {
 	v, vd, err := st.Verdict(id)
 	if err != nil {
 		return nil, vd, fmt.Errorf("audit %s: verdict: %w", id, err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -45,7 +46,7 @@ func (e *StaleError) Error() string {
 // CheckReviewed refuses (with *StaleError or *UnreviewedError) unless the latest scan
 // covers every task, candidate and verdict the store holds now, skipped no exported text,
 // and every finding has a decision.
-func CheckReviewed(st *data.Store) error {
+func CheckReviewed(st catalog.Store) error {
 	rec, _, err := Latest(st)
 	if err != nil {
 		return err
@@ -119,7 +120,7 @@ type Redaction struct {
 func Placeholder(rule string) string { return "[REDACTED:" + rule + "]" }
 
 // Redactions returns every occurrence the latest scan's decisions redact, sorted.
-func Redactions(st *data.Store) ([]Redaction, error) {
+func Redactions(st catalog.Store) ([]Redaction, error) {
 	rec, _, err := Latest(st)
 	if err != nil {
 		return nil, err

@@ -3,7 +3,7 @@ package scan
 import (
 	"fmt"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -90,7 +90,7 @@ func (r *Record) Unreviewed() []Occurrence {
 }
 
 // Latest reads the record scans/latest points at.
-func Latest(st *data.Store) (*Record, schemas.Digest, error) {
+func Latest(st catalog.Store) (*Record, schemas.Digest, error) {
 	d, err := st.Ref(RefLatest)
 	if err != nil {
 		return nil, d, fmt.Errorf("credential scan: %w: run envgap scan first", err)

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -47,7 +48,7 @@ type Text struct {
 // Run scans every text of the store (tasks, candidates, run logs of verdicts, the crawl's
 // cached GitHub answers), applies the
 // review decisions, stores the Record and points scans/latest at it.
-func Run(ctx context.Context, st *data.Store, sc *Scanner, opts RunOptions) (*Record, schemas.Digest, error) {
+func Run(ctx context.Context, st catalog.Store, sc *Scanner, opts RunOptions) (*Record, schemas.Digest, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -174,7 +175,7 @@ type textKey struct {
 
 // collect sends every text of the store once (a candidate's text that its task repeats is
 // sent once) and records objects and skipped texts in rec.
-func collect(ctx context.Context, st *data.Store, rec *Record, max int64, out chan<- Text) error {
+func collect(ctx context.Context, st catalog.Store, rec *Record, max int64, out chan<- Text) error {
 	seen := map[textKey]bool{}
 	send := func(t Text) error {
 		if int64(len(t.Content)) > max {
@@ -317,7 +318,7 @@ func outputsOf(s schemas.StepRecord) []schemas.Digest {
 // errNotStored marks a full output whose digest is recorded but whose bytes were not kept.
 var errNotStored = errors.New("not stored")
 
-func readCapped(st *data.Store, d schemas.Digest, max int64) ([]byte, error) {
+func readCapped(st data.ObjectReader, d schemas.Digest, max int64) ([]byte, error) {
 	rc, err := st.OpenObject(d)
 	if err != nil {
 		if errors.Is(err, data.ErrNotFound) {

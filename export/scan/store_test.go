@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
 var fixedNow = func() time.Time { return time.Date(2026, 9, 28, 12, 0, 0, 0, time.UTC) }
 
 type fixture struct {
-	st      *data.Store
+	st      *catalog.Catalog
 	secrets []string // every fake secret put in the store
 	tok     string   // the GitHub token in the task's gold file (to redact)
 }
@@ -27,7 +28,7 @@ func sp(s string) *string { return &s }
 // secrets of several kinds in their texts.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	st, err := data.Open(t.TempDir())
+	st, err := catalog.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

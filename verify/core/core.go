@@ -73,7 +73,7 @@ type Core struct {
 	Proxy  *registry.Proxy
 	// ProxyURL is the proxy's root as containers reach it (http://host:port).
 	ProxyURL string
-	Store    *data.Store
+	Store    data.ObjectWriter
 	// Images maps an image name of the card (envgap-python-eval) to the reference the
 	// engine knows. Nil: "localhost/<name>:latest".
 	Images func(name string) string

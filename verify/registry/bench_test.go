@@ -94,7 +94,7 @@ func BenchmarkArtifactThroughput(b *testing.B) {
 		name, up.srv.URL+"/files/"+name, sha256hex(data)))
 	up.mu.Unlock()
 	dirCache := func(o *Options) {
-		bc, _ := NewDirBlobCache(b.TempDir())
+		bc := newStoreCache(b, b.TempDir())
 		o.Blobs = bc
 	}
 	b.Run("upstream-direct", func(b *testing.B) {
@@ -168,7 +168,7 @@ func BenchmarkHugePackument(b *testing.B) {
 	up.extra["/npm/huge-pkg"] = doc
 	up.mu.Unlock()
 	docMiB := float64(len(doc)) / (1 << 20)
-	bc, _ := NewDirBlobCache(b.TempDir())
+	bc := newStoreCache(b, b.TempDir())
 	_, srv := newTestProxy(b, up, func(o *Options) { o.Blobs = bc })
 	cut := "2021-01-01"
 	for _, c := range []struct{ name, accept string }{{"full", "application/json"}, {"abbreviated", npmAccept}} {

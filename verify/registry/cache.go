@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 )
 
@@ -102,91 +99,6 @@ type readSeekNopCloser struct{ *bytes.Reader }
 
 func (readSeekNopCloser) Close() error { return nil }
 
-// DirBlobCache is a BlobCache in a directory: blob <hex> lives at <dir>/<hex[:2]>/<hex>,
-// written atomically (temporary file, fsync, rename) and read-only once written, so
-// `sha256sum` can check every file against its name.
-type DirBlobCache struct{ dir string }
-
-// NewDirBlobCache returns a BlobCache rooted at dir, creating the directory if needed.
-func NewDirBlobCache(dir string) (*DirBlobCache, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("blob cache %s: %w", dir, err)
-	}
-	return &DirBlobCache{dir: dir}, nil
-}
-
-func (d *DirBlobCache) path(h string) string { return filepath.Join(d.dir, h[:2], h) }
-
-// OpenBlob implements BlobCache. The returned reader is an *os.File (seekable).
-func (d *DirBlobCache) OpenBlob(h string) (io.ReadCloser, error) {
-	if !validHex(h) {
-		return nil, fmt.Errorf("blob %q: not a sha256: %w", h, fs.ErrNotExist)
-	}
-	f, err := os.Open(d.path(h))
-	if err != nil {
-		return nil, fmt.Errorf("open blob: %w", err)
-	}
-	return f, nil
-}
-
-// PutBlob implements BlobCache.
-func (d *DirBlobCache) PutBlob(r io.Reader, h string) error {
-	if !validHex(h) {
-		return fmt.Errorf("put blob: %q is not a lower-case hex sha256", h)
-	}
-	final := d.path(h)
-	if _, err := os.Stat(final); err == nil {
-		_, err := io.Copy(io.Discard, r)
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
-		return fmt.Errorf("put blob %s: %w", h, err)
-	}
-	return writeAtomic(final, func(w io.Writer) error {
-		hw := sha256.New()
-		if _, err := io.Copy(io.MultiWriter(w, hw), r); err != nil {
-			return err
-		}
-		if got := hex.EncodeToString(hw.Sum(nil)); got != h {
-			return fmt.Errorf("got %s: %w", got, ErrHashMismatch)
-		}
-		return nil
-	}, 0o444)
-}
-
-// writeAtomic writes a file through a temporary file in the same directory, fsyncs it,
-// renames it into place and fsyncs the directory.
-func writeAtomic(final string, write func(io.Writer) error, mode os.FileMode) error {
-	dir := filepath.Dir(final)
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", final, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", final, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", final, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", final, err)
-	}
-	if err := os.Chmod(tmp.Name(), mode); err != nil {
-		return fmt.Errorf("write %s: %w", final, err)
-	}
-	if err := os.Rename(tmp.Name(), final); err != nil {
-		return fmt.Errorf("write %s: %w", final, err)
-	}
-	if df, err := os.Open(dir); err == nil {
-		_ = df.Sync()
-		df.Close()
-	}
-	return nil
-}
-
 // MemRefStore is an in-memory RefStore.
 type MemRefStore struct {
 	mu   sync.RWMutex
@@ -213,61 +125,4 @@ func (m *MemRefStore) PutRef(key string, val []byte) error {
 	m.refs[key] = bytes.Clone(val)
 	m.mu.Unlock()
 	return nil
-}
-
-// DirRefStore is a RefStore in a directory: key a/b lives in file <dir>/a/b, replaced atomically.
-type DirRefStore struct{ dir string }
-
-// NewDirRefStore returns a RefStore rooted at dir, creating the directory if needed.
-func NewDirRefStore(dir string) (*DirRefStore, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("ref store %s: %w", dir, err)
-	}
-	return &DirRefStore{dir: dir}, nil
-}
-
-func (d *DirRefStore) path(key string) (string, error) {
-	if key == "" || strings.HasPrefix(key, "/") || strings.Contains(key, "..") || strings.ContainsAny(key, "\\\x00") {
-		return "", fmt.Errorf("ref key %q is not a relative path", key)
-	}
-	return filepath.Join(d.dir, filepath.FromSlash(key)), nil
-}
-
-// GetRef implements RefStore.
-func (d *DirRefStore) GetRef(key string) ([]byte, error) {
-	p, err := d.path(key)
-	if err != nil {
-		return nil, err
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil, fmt.Errorf("ref %s: %w", key, err)
-	}
-	return b, nil
-}
-
-// PutRef implements RefStore.
-func (d *DirRefStore) PutRef(key string, val []byte) error {
-	p, err := d.path(key)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("put ref %s: %w", key, err)
-	}
-	return writeAtomic(p, func(w io.Writer) error { _, err := w.Write(val); return err }, 0o644)
-}
-
-// DirCaches returns a DirBlobCache at <dir>/blobs and a DirRefStore at <dir>/refs: the
-// on-disk cache of a standalone proxy.
-func DirCaches(dir string) (*DirBlobCache, *DirRefStore, error) {
-	b, err := NewDirBlobCache(filepath.Join(dir, "blobs"))
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := NewDirRefStore(filepath.Join(dir, "refs"))
-	if err != nil {
-		return nil, nil, err
-	}
-	return b, r, nil
 }

@@ -62,6 +62,6 @@
 // small index (times, tags, tarball digests) kept in memory per document digest, and each
 // answer is written while reading the cached document again, decoding one version at a time.
 //
-// DirBlobCache stores blob <hex> at <dir>/<hex[:2]>/<hex> (read-only, written atomically);
-// DirRefStore stores key a/b at <dir>/a/b.
+// StoreCache keeps both in envgap's content-addressed store (package data): artifacts are
+// objects, the small records memo entries of stage "registry".
 package registry

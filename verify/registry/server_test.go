@@ -9,11 +9,8 @@ import (
 
 func TestListenAndServe(t *testing.T) {
 	up := newUpstream(t)
-	blobs, refs, err := DirCaches(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Listen("127.0.0.1:0", Options{PyPIUpstream: up.pypiURL(), NPMUpstream: up.npmURL(), Blobs: blobs, Refs: refs})
+	c := newStoreCache(t, t.TempDir())
+	s, err := Listen("127.0.0.1:0", Options{PyPIUpstream: up.pypiURL(), NPMUpstream: up.npmURL(), Blobs: c, Refs: c})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package data
+package catalog
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -32,14 +33,10 @@ func (e *ConflictError) Error() string {
 // candidates/<prefix>-<12 hex of the members' digest> at it. Storing the same candidates
 // again changes nothing and says so. A candidate whose instance id is stored with other
 // content is refused (ConflictError) and nothing is written.
-func (s *Store) AddCandidateSet(prefix, origin string, cands []schemas.Candidate, rejects []schemas.CrawlReject) (*AddResult, error) {
-	existing, err := s.Candidates()
+func (s *Catalog) AddCandidateSet(prefix, origin string, cands []schemas.Candidate, rejects []schemas.CrawlReject) (*AddResult, error) {
+	idx, err := s.index()
 	if err != nil {
 		return nil, err
-	}
-	have := make(map[string]schemas.Digest, len(existing))
-	for _, e := range existing {
-		have[e.InstanceID] = e.Digest
 	}
 	members := make([]schemas.SetMember, 0, len(cands))
 	blobs := make([][]byte, 0, len(cands))
@@ -54,7 +51,7 @@ func (s *Store) AddCandidateSet(prefix, origin string, cands []schemas.Candidate
 			return nil, fmt.Errorf("candidate %s: %w", cands[i].InstanceID, err)
 		}
 		d := schemas.Hash(b)
-		if old, ok := have[cands[i].InstanceID]; ok && old != d {
+		if old, ok := idx[cands[i].InstanceID]; ok && old.Digest != d {
 			conflicts = append(conflicts, cands[i].InstanceID)
 		} else if !ok {
 			newCount++
@@ -71,10 +68,10 @@ func (s *Store) AddCandidateSet(prefix, origin string, cands []schemas.Candidate
 	if err != nil {
 		return nil, err
 	}
-	ref := RefCandidates + prefix + "-" + key.Short()
+	ref := data.RefCandidates + prefix + "-" + key.Short()
 	if d, err := s.Ref(ref); err == nil {
 		return &AddResult{Ref: ref, Set: d, Count: len(members), Unchanged: true}, nil
-	} else if !errors.Is(err, ErrNotFound) {
+	} else if !errors.Is(err, data.ErrNotFound) {
 		return nil, err
 	}
 	// Objects first, the ref last: a write killed halfway leaves only unreferenced
@@ -102,7 +99,7 @@ func (s *Store) AddCandidateSet(prefix, origin string, cands []schemas.Candidate
 // AddCandidatesFile validates every record of a JSON Lines file and, only when all are
 // valid, stores them as one set (see AddCandidateSet). When any record is bad it returns
 // schemas.Problems listing every problem, and writes nothing.
-func (s *Store) AddCandidatesFile(path string) (*AddResult, error) {
+func (s *Catalog) AddCandidatesFile(path string) (*AddResult, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("add: %w", err)

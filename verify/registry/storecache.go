@@ -1,4 +1,4 @@
-package core
+package registry
 
 import (
 	"encoding/hex"
@@ -9,17 +9,21 @@ import (
 
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/registry"
 )
 
 // StoreCache adapts the content-addressed store to the registry proxy's caches: artifacts
 // are store objects, and the proxy's small mutable records are memo entries of stage
 // "registry" pointing at objects.
-type StoreCache struct{ Store *data.Store }
+type StoreCache struct {
+	Store interface {
+		data.Objects
+		data.Memos
+	}
+}
 
 var (
-	_ registry.BlobCache = StoreCache{}
-	_ registry.RefStore  = StoreCache{}
+	_ BlobCache = StoreCache{}
+	_ RefStore  = StoreCache{}
 )
 
 func hexDigest(h string) (schemas.Digest, error) {
@@ -57,18 +61,18 @@ func (c StoreCache) PutBlob(r io.Reader, h string) error {
 	}
 	if _, err := c.Store.PutReaderExpect(r, want); err != nil {
 		if errors.Is(err, data.ErrCorrupt) {
-			return fmt.Errorf("%w: %v", registry.ErrHashMismatch, err)
+			return fmt.Errorf("%w: %v", ErrHashMismatch, err)
 		}
 		return err
 	}
 	return nil
 }
 
-func refKey(key string) schemas.Digest { return schemas.Hash([]byte("registry-ref:" + key)) }
+func memoKey(key string) schemas.Digest { return schemas.Hash([]byte("registry-ref:" + key)) }
 
 // GetRef returns a small record.
 func (c StoreCache) GetRef(key string) ([]byte, error) {
-	d, err := c.Store.Memo("registry", refKey(key))
+	d, err := c.Store.Memo("registry", memoKey(key))
 	if errors.Is(err, data.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", fs.ErrNotExist, key)
 	}
@@ -84,5 +88,5 @@ func (c StoreCache) PutRef(key string, val []byte) error {
 	if err != nil {
 		return err
 	}
-	return c.Store.SetMemo("registry", refKey(key), d)
+	return c.Store.SetMemo("registry", memoKey(key), d)
 }

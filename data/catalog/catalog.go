@@ -1,0 +1,133 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
+)
+
+// Verdict returns the latest verdict of a candidate, or data.ErrNotFound.
+func (s *Catalog) Verdict(id string) (schemas.Verdict, schemas.Digest, error) {
+	var v schemas.Verdict
+	d, err := s.Ref(data.RefVerdicts + id)
+	if err != nil {
+		return v, d, err
+	}
+	return v, d, s.GetJSON(d, &v)
+}
+
+// Exclusion returns the latest exclusion of a task, or data.ErrNotFound.
+func (s *Catalog) Exclusion(id string) (schemas.Exclusion, error) {
+	var e schemas.Exclusion
+	d, err := s.Ref(data.RefExclusions + id)
+	if err != nil {
+		return e, err
+	}
+	return e, s.GetJSON(d, &e)
+}
+
+// Tasks returns the store's task set: every admitted task row with its latest exclusion
+// applied, sorted by instance id.
+func (s *Catalog) Tasks() ([]schemas.Task, error) {
+	refs, err := s.Refs(data.RefTasks)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]schemas.Task, 0, len(refs))
+	for _, r := range refs {
+		var t schemas.Task
+		if err := s.GetJSON(r.Digest, &t); err != nil {
+			return nil, fmt.Errorf("task %s: %w", strings.TrimPrefix(r.Name, data.RefTasks), err)
+		}
+		ex, err := s.Exclusion(t.InstanceID)
+		switch {
+		case err == nil:
+			ApplyExclusion(&t, ex)
+		case !errors.Is(err, data.ErrNotFound):
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].InstanceID < out[j].InstanceID })
+	return out, nil
+}
+
+// ApplyExclusion sets a task row's exclusion fields from an exclusion record.
+func ApplyExclusion(t *schemas.Task, ex schemas.Exclusion) {
+	reason, since := ex.Reason, ex.Since
+	t.ExcludedFromScoring = true
+	t.ExclusionReason = &reason
+	t.ExcludedSince = &since
+}
+
+// Status is a candidate's current outcome and the reason for it.
+type Status struct {
+	Outcome schemas.Outcome `json:"outcome"`
+	Reason  string          `json:"reason"`
+}
+
+// CurrentOutcome derives a candidate's outcome from the store: task when admitted, else
+// the latest verdict, else the outcome its import decided, else not_checked.
+func (s *Catalog) CurrentOutcome(c schemas.Candidate) (Status, error) {
+	if _, err := s.Ref(data.RefTasks + c.InstanceID); err == nil {
+		return Status{schemas.OutcomeTask, "admitted as a task"}, nil
+	} else if !errors.Is(err, data.ErrNotFound) {
+		return Status{}, err
+	}
+	v, _, err := s.Verdict(c.InstanceID)
+	if err == nil {
+		return Status{v.Outcome, v.Reason}, nil
+	}
+	if !errors.Is(err, data.ErrNotFound) {
+		return Status{}, err
+	}
+	if c.Outcome != "" && c.Outcome != schemas.OutcomeNotChecked {
+		return Status{c.Outcome, c.Reason}, nil
+	}
+	return Status{schemas.OutcomeNotChecked, "no verdict yet: waiting for its clean-container check (envgap verify)"}, nil
+}
+
+// Funnel counts candidates by set and outcome, and tasks by set.
+type Funnel struct {
+	Candidates map[schemas.Source]map[schemas.Outcome]int `json:"candidates"`
+	Tasks      map[schemas.Source]int                     `json:"tasks"`
+	Excluded   map[schemas.Source]int                     `json:"excluded"`
+	Total      int                                        `json:"total_candidates"`
+	TaskTotal  int                                        `json:"total_tasks"`
+}
+
+// ComputeFunnel reads the store and counts the funnel.
+func (s *Catalog) ComputeFunnel() (*Funnel, error) {
+	f := &Funnel{Candidates: map[schemas.Source]map[schemas.Outcome]int{}, Tasks: map[schemas.Source]int{}, Excluded: map[schemas.Source]int{}}
+	cands, err := s.Candidates()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cands {
+		st, err := s.CurrentOutcome(c.Candidate)
+		if err != nil {
+			return nil, err
+		}
+		if f.Candidates[c.Set] == nil {
+			f.Candidates[c.Set] = map[schemas.Outcome]int{}
+		}
+		f.Candidates[c.Set][st.Outcome]++
+		f.Total++
+	}
+	tasks, err := s.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tasks {
+		f.Tasks[t.Source]++
+		f.TaskTotal++
+		if t.ExcludedFromScoring {
+			f.Excluded[t.Source]++
+		}
+	}
+	return f, nil
+}
