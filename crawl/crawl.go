@@ -578,27 +578,29 @@ func (c *crawler) addCandidate(ref string, cand schemas.Candidate) {
 // finish stores the candidate set and the report.
 func (c *crawler) finish() (*Report, error) {
 	st := c.deps.Store
-	existing, err := st.Candidates()
-	if err != nil {
-		return nil, err
-	}
-	have := map[string]catalog.CandidateEntry{}
-	for _, e := range existing {
-		have[e.InstanceID] = e
-	}
+	// Compare with the index only: a stored record that was lost is written back by the
+	// add below.
 	var keep []schemas.Candidate
 	for _, cand := range c.cands {
-		if e, ok := have[cand.InstanceID]; ok {
+		have, setRef, err := st.CandidateDigest(cand.InstanceID)
+		if err != nil && !errors.Is(err, data.ErrNotFound) {
+			return nil, err
+		}
+		if err == nil {
 			d, err := schemas.DigestOf(&cand)
 			if err != nil {
 				return nil, err
 			}
-			if d != e.Digest {
+			if d != have {
 				ref := issueRef(cand.Repo, int(cand.IssueNumber))
 				if cand.PRNumber != nil {
 					ref = pullRef(cand.Repo, int(*cand.PRNumber))
 				}
-				c.reject(ref, ReasonAlreadyStored, fmt.Sprintf("%s is already a %s candidate in %s; one candidate per breakage", cand.InstanceID, e.Set, e.Ref))
+				set := "a stored"
+				if e, err := st.CandidateByID(cand.InstanceID); err == nil {
+					set = "a " + string(e.Set)
+				}
+				c.reject(ref, ReasonAlreadyStored, fmt.Sprintf("%s is already %s candidate in %s; one candidate per breakage", cand.InstanceID, set, setRef))
 				continue
 			}
 		}

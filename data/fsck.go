@@ -19,7 +19,9 @@ import (
 type Damage struct {
 	// Kind is "damaged" (content does not hash to the name), "truncated" (an empty object
 	// whose name is not the digest of nothing), "stray" (a file in objects/ that is not a
-	// valid object name), "dangling-ref", "bad-ref", "dangling-memo" or "bad-memo".
+	// valid object name), "dangling-ref", "bad-ref", "dangling-memo" or "bad-memo"; the
+	// catalogue's fsck adds "missing" (an object a record points at is gone) and
+	// "conflict" (two candidate sets hold one instance id with different content).
 	Kind   string `json:"kind"`
 	Path   string `json:"path"`
 	Detail string `json:"detail"`

@@ -1,7 +1,9 @@
 package data
 
 import (
+	"context"
 	"io"
+	"time"
 
 	"github.com/envgap/envgap/schemas"
 )
@@ -30,6 +32,7 @@ type ObjectWriter interface {
 type RefReader interface {
 	Ref(name string) (schemas.Digest, error)
 	Refs(prefix string) ([]RefEntry, error)
+	RefJSON(name string, v any) (schemas.Digest, error)
 }
 
 // RefWriter points refs at stored objects.
@@ -43,18 +46,25 @@ type Memos interface {
 	SetMemo(stage string, key, result schemas.Digest) error
 }
 
+// Claimer claims work by name (see TryClaim).
+type Claimer interface {
+	TryClaim(name string, lease time.Duration) (*Claim, error)
+	WaitClaim(ctx context.Context, name string, lease, poll time.Duration) (*Claim, error)
+}
+
 // Objects reads and writes objects.
 type Objects interface {
 	ObjectReader
 	ObjectWriter
 }
 
-// Backend is the whole store: objects, refs and memo entries.
+// Backend is the whole store: objects, refs, memo entries and claims.
 type Backend interface {
 	Objects
 	RefReader
 	RefWriter
 	Memos
+	Claimer
 }
 
 var _ Backend = (*Store)(nil)

@@ -42,7 +42,7 @@ func Open(dir string) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("open store: empty directory name")
 	}
-	for _, sub := range []string{"objects", "refs", "memo", "logs", "tmp"} {
+	for _, sub := range []string{"objects", "refs", "memo", "logs", "tmp", "claims"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return nil, fmt.Errorf("open store %s: %w", dir, err)
 		}
@@ -306,8 +306,8 @@ func CheckRefName(name string) error {
 	return nil
 }
 
-// SetRef points ref name at d, which must be stored. The change is logged.
-func (s *Store) SetRef(name string, d schemas.Digest) error {
+// setRef points ref name at d and logs the change; the caller holds the store's lock.
+func (s *Store) setRef(name string, d schemas.Digest) error {
 	if err := CheckRefName(name); err != nil {
 		return err
 	}
@@ -447,4 +447,74 @@ func (s *Store) SetMemo(stage string, key, result schemas.Digest) error {
 		return fmt.Errorf("memo %s/%s: %w", stage, key.Short(), err)
 	}
 	return nil
+}
+
+// ErrDangling is returned (wrapped in a *DanglingError) when a ref exists but the object
+// it points at is gone. It is not ErrNotFound: a lost record is damage, never "none".
+var ErrDangling = errors.New("ref points at a missing object")
+
+// DanglingError names a ref whose object is gone.
+type DanglingError struct {
+	Ref    string
+	Object schemas.Digest
+}
+
+func (e *DanglingError) Error() string {
+	return fmt.Sprintf("ref %s points at %s, which is missing from the store (run envgap store fsck)", e.Ref, e.Object)
+}
+
+func (e *DanglingError) Unwrap() error { return ErrDangling }
+
+// RefJSON decodes the object ref name points at into v and returns its digest. It
+// returns ErrNotFound only when the ref does not exist; a ref whose object is missing is
+// a *DanglingError.
+func (s *Store) RefJSON(name string, v any) (schemas.Digest, error) {
+	d, err := s.Ref(name)
+	if err != nil {
+		return d, err
+	}
+	if err := s.GetJSON(d, v); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return d, &DanglingError{Ref: name, Object: d}
+		}
+		return d, fmt.Errorf("ref %s: %w", name, err)
+	}
+	return d, nil
+}
+
+// MemoEntry is one memo entry: a stage key and its result.
+type MemoEntry struct {
+	Stage  string
+	Key    string // hex
+	Result schemas.Digest
+}
+
+// MemoEntries lists every readable memo entry (fsck reports the others), by stage and key.
+func (s *Store) MemoEntries() ([]MemoEntry, error) {
+	base := filepath.Join(s.root, "memo")
+	var out []MemoEntry
+	err := filepath.WalkDir(base, func(p string, de fs.DirEntry, err error) error {
+		if err != nil || de.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(base, p)
+		stage, key, ok := strings.Cut(filepath.ToSlash(rel), "/")
+		if !ok || strings.Contains(key, "/") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		d, err := schemas.ParseDigest(strings.TrimSpace(string(b)))
+		if err != nil {
+			return nil
+		}
+		out = append(out, MemoEntry{Stage: stage, Key: key, Result: d})
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("list memo: %w", err)
+	}
+	return out, nil
 }

@@ -30,7 +30,43 @@ func fail(id string, err error) Result {
 	return Result{InstanceID: id, Error: err.Error(), Infra: errors.As(err, &infra), err: err}
 }
 
-func (s *Stage) one(ctx context.Context, cr *core.Core, c catalog.CandidateEntry, opts Options) Result {
+// ClaimLease is how long a verify's claim on a candidate lasts without a renewal (it is
+// renewed every third of it while the candidate runs), and ClaimPoll how often a verify
+// that found a candidate claimed looks again once it has run everything else.
+var (
+	ClaimLease = 2 * time.Minute
+	ClaimPoll  = time.Second
+)
+
+// claim claims a candidate's verification: at once, or failing with data.ErrClaimed when
+// wait is false; waiting for the holder when it is true.
+func (s *Stage) claim(ctx context.Context, id string, wait bool) (*data.Claim, error) {
+	name := "verify/" + id
+	if wait {
+		return s.Store.WaitClaim(ctx, name, ClaimLease, ClaimPoll)
+	}
+	return s.Store.TryClaim(name, ClaimLease)
+}
+
+// cached returns the memoised verdict of key, pointing the candidate's verdict ref at it.
+func (s *Stage) cached(id string, key schemas.Digest) (Result, bool) {
+	d, err := s.Store.Memo("verify", key)
+	if err != nil {
+		return Result{}, false
+	}
+	var v schemas.Verdict
+	if err := s.Store.GetJSON(d, &v); err != nil || len(s.Store.Missing(d)) > 0 {
+		return Result{}, false // lost parts: decide it again
+	}
+	if err := s.Store.SetRef(data.RefVerdicts+id, d); err != nil {
+		return fail(id, err), true
+	}
+	return Result{InstanceID: id, Outcome: v.Outcome, Reason: v.Reason, Stability: v.Stability, Cached: true, Verdict: d}, true
+}
+
+// one verifies one candidate. When wait is false and another worker holds the
+// candidate's claim, it returns a deferred result at once.
+func (s *Stage) one(ctx context.Context, cr *core.Core, c catalog.CandidateEntry, opts Options, wait bool) Result {
 	id := c.InstanceID
 	// The project is fetched only when it is needed: to generate missing commands (once
 	// per candidate; the result is memoised) or to run. A re-verify of unchanged
@@ -56,14 +92,21 @@ func (s *Stage) one(ctx context.Context, cr *core.Core, c catalog.CandidateEntry
 	if err != nil {
 		return fail(id, err)
 	}
-	if d, err := s.Store.Memo("verify", key); err == nil {
-		var v schemas.Verdict
-		if err := s.Store.GetJSON(d, &v); err == nil {
-			if err := s.Store.SetRef(data.RefVerdicts+id, d); err != nil {
-				return fail(id, err)
-			}
-			return Result{InstanceID: id, Outcome: v.Outcome, Reason: v.Reason, Stability: v.Stability, Cached: true, Verdict: d}
-		}
+	if res, ok := s.cached(id, key); ok {
+		return res
+	}
+	// Claim the candidate, so that another verify on this store (or a worker on another
+	// machine) does not run it too; then look again: the holder may have just finished.
+	claim, err := s.claim(ctx, id, wait)
+	if errors.Is(err, data.ErrClaimed) {
+		return Result{InstanceID: id, deferred: true}
+	}
+	if err != nil {
+		return fail(id, &core.InfraError{Err: err})
+	}
+	defer claim.Release()
+	if res, ok := s.cached(id, key); ok {
+		return res
 	}
 	if _, err := getProject(); err != nil {
 		return fail(id, err)
@@ -114,8 +157,17 @@ func (s *Stage) one(ctx context.Context, cr *core.Core, c catalog.CandidateEntry
 	if dec.IsControl {
 		v.FailureSignature = ""
 	}
+	// The verdict this one replaces; none when there is none, or when it was lost (this
+	// run decides it again).
 	if _, prev, err := s.Store.Verdict(id); err == nil {
 		v.Previous = prev
+	} else if !errors.Is(err, data.ErrNotFound) && !errors.Is(err, data.ErrDangling) {
+		return fail(id, err)
+	}
+	select {
+	case <-claim.Lost():
+		return fail(id, &core.InfraError{Err: fmt.Errorf("%s: %w; its verdict is left to the worker that took it", id, data.ErrClaimLost)})
+	default:
 	}
 	d, err := s.Store.PutJSON(&v)
 	if err != nil {
@@ -158,7 +210,7 @@ func (s *Stage) runCached(ctx context.Context, cr *core.Core, spec core.Spec, im
 	}
 	if d, err := s.Store.Memo("run", key); err == nil {
 		var r schemas.Run
-		if err := s.Store.GetJSON(d, &r); err == nil {
+		if err := s.Store.GetJSON(d, &r); err == nil && len(s.Store.Missing(d)) == 0 {
 			if cached != nil {
 				*cached = true
 			}

@@ -143,6 +143,14 @@ func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, t schemas.Task, t
 		res.Error = err.Error()
 		return res
 	}
+	// Claimed, so that two rechecks of one date on this store (or workers on several
+	// machines) run each task once: the second finds the runs memoised.
+	claim, err := s.Store.WaitClaim(ctx, "recheck/"+label+"/"+t.InstanceID, ClaimLease, ClaimPoll)
+	if err != nil {
+		res.Error = (&core.InfraError{Err: err}).Error()
+		return res
+	}
+	defer claim.Release()
 	project, err := TaskProject(ctx, &t, opts.Checkout)
 	if err != nil {
 		res.Error = err.Error()

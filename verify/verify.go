@@ -68,7 +68,8 @@ type Result struct {
 	Error      string          `json:"error,omitempty"`
 	Infra      bool            `json:"infrastructure_fault,omitempty"`
 
-	err error // the error behind Error
+	err      error // the error behind Error
+	deferred bool  // claimed by another worker: try again after the others
 }
 
 // Report is what a verify run did.
@@ -140,43 +141,55 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 	done := 0
 	down := map[*core.Core]error{} // engines that stopped answering
 	start := opts.Now()
-	p := pool.New().WithContext(ctx).WithMaxGoroutines(opts.Jobs)
-	for i, c := range todo {
-		i, c := i, c
-		p.Go(func(ctx context.Context) error {
-			if ctx.Err() != nil {
+	// Two passes: the first skips candidates another worker has claimed, the second
+	// waits for each of those (usually to find its verdict memoised, or to run it when
+	// the holder died).
+	for _, wait := range []bool{false, true} {
+		p := pool.New().WithContext(ctx).WithMaxGoroutines(opts.Jobs)
+		for i, c := range todo {
+			i, c := i, c
+			if wait != rep.Results[i].deferred {
+				continue
+			}
+			p.Go(func(ctx context.Context) error {
+				if ctx.Err() != nil {
+					return nil
+				}
+				cr := s.Cores[i%len(s.Cores)]
+				mu.Lock()
+				dead := down[cr]
+				mu.Unlock()
+				var res Result
+				if dead != nil {
+					res = Result{InstanceID: c.InstanceID, Infra: true, Error: "not run: " + dead.Error()}
+				} else {
+					res = s.one(ctx, cr, c, opts, wait)
+				}
+				mu.Lock()
+				rep.Results[i] = res
+				if res.deferred {
+					mu.Unlock()
+					return nil
+				}
+				if errors.Is(res.err, sandbox.ErrEngineUnresponsive) && down[cr] == nil {
+					down[cr] = res.err
+				}
+				done++
+				ev := Event{InstanceID: c.InstanceID, Done: done, Total: len(todo), Outcome: res.Outcome, Cached: res.Cached, Elapsed: opts.Now().Sub(start)}
+				if res.Error != "" {
+					ev.Err = errors.New(res.Error)
+				}
+				mu.Unlock()
+				if opts.Progress != nil {
+					opts.Progress(ev)
+				}
 				return nil
-			}
-			cr := s.Cores[i%len(s.Cores)]
-			mu.Lock()
-			dead := down[cr]
-			mu.Unlock()
-			var res Result
-			if dead != nil {
-				res = Result{InstanceID: c.InstanceID, Infra: true, Error: "not run: " + dead.Error()}
-			} else {
-				res = s.one(ctx, cr, c, opts)
-			}
-			mu.Lock()
-			if errors.Is(res.err, sandbox.ErrEngineUnresponsive) && down[cr] == nil {
-				down[cr] = res.err
-			}
-			rep.Results[i] = res
-			done++
-			ev := Event{InstanceID: c.InstanceID, Done: done, Total: len(todo), Outcome: res.Outcome, Cached: res.Cached, Elapsed: opts.Now().Sub(start)}
-			if res.Error != "" {
-				ev.Err = errors.New(res.Error)
-			}
-			mu.Unlock()
-			if opts.Progress != nil {
-				opts.Progress(ev)
-			}
-			return nil
-		})
+			})
+		}
+		_ = p.Wait()
 	}
-	_ = p.Wait()
 	for i, r := range rep.Results {
-		if r.InstanceID == "" {
+		if r.InstanceID == "" || r.deferred {
 			rep.Results[i] = Result{InstanceID: todo[i].InstanceID, Error: "not run: interrupted"}
 		}
 		switch {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -151,5 +153,55 @@ func TestCorpusIDOfTaskRows(t *testing.T) {
 	id3, _ := runCLI(t, "corpus-id", write("c.jsonl", false, t1, t3))
 	if id3 == id1 {
 		t.Error("a one-character edit did not change the id")
+	}
+}
+
+// A lost candidate record or verdict is damage: fsck reports it (exit 5), the add that
+// wrote the record writes it back, and status and admit refuse a lost verdict instead of
+// reading it as "no verdict".
+func TestLostRecords(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	good := filepath.Join(dir, "good.jsonl")
+	os.WriteFile(good, []byte(cardExample+"\n"), 0o644)
+	if _, err := runCLI(t, "--store", store, "add", good); err != nil {
+		t.Fatal(err)
+	}
+	st, err := catalog.Open(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "envgap__Ezibenroc__PyRoaringBitMap-93"
+	cd, _, err := st.CandidateDigest(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	object := func(d schemas.Digest) string { return filepath.Join(store, "objects", d.Hex()[:2], d.Hex()[2:]) }
+	os.Remove(object(cd))
+	out, err := runCLI(t, "--store", store, "store", "fsck")
+	if exitCode(err) != exitDamage || !strings.Contains(out, "missing refs/candidates/add-") || !strings.Contains(out, "candidate "+id) {
+		t.Fatalf("fsck of a lost record: exit %d %v\n%s", exitCode(err), err, out)
+	}
+	if out, err := runCLI(t, "--store", store, "add", good); err != nil || !strings.HasPrefix(out, "unchanged:") {
+		t.Fatalf("add again: %v %s", err, out)
+	}
+	if out, err := runCLI(t, "--store", store, "store", "fsck"); err != nil {
+		t.Fatalf("fsck after the add wrote the record back: %v\n%s", err, out)
+	}
+
+	v := schemas.Verdict{Kind: "verdict", InstanceID: id, Candidate: cd, Outcome: schemas.OutcomeNotReproduced, Reason: "test"}
+	vd, _ := st.PutJSON(&v)
+	if err := st.SetRef(data.RefVerdicts+id, vd); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runCLI(t, "--store", store, "status"); err != nil {
+		t.Fatalf("status: %v %s", err, out)
+	}
+	os.Remove(object(vd))
+	for _, args := range [][]string{{"status"}, {"admit"}} { // export: see export.TestExportRefusesLostVerdict
+		_, err := runCLI(t, append([]string{"--store", store}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), "verdict of "+id+" is lost") {
+			t.Errorf("%s over a lost verdict: %v", args[0], err)
+		}
 	}
 }

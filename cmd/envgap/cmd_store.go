@@ -13,11 +13,14 @@ func newStoreCommand(f *factory) *cobra.Command {
 	}
 	c.AddCommand(&cobra.Command{
 		Use:   "fsck",
-		Short: "Re-hash every object and check every ref and memo entry",
-		Long: `Re-hash every object of the store and check every ref and memo entry. Lists every
-damaged, truncated or stray object and every dangling ref, and exits 5 when it finds any.
-It never changes the store. Temp files left by an interrupted write are listed as
-removable; they are not damage.`,
+		Short: "Re-hash every object and follow every ref and memo entry to what it reaches",
+		Long: `Re-hash every object of the store, check every ref and memo entry, and follow each to
+every object it reaches (candidate sets to candidate records, verdicts to runs, runs to
+step outputs and registry logs). Lists every damaged, truncated or stray object, every
+dangling ref, every lost object (missing, with the stage that writes it again) and every
+pair of candidate sets holding one instance id with different content (conflict), and
+exits 5 when it finds any. It never changes the store. Temp files left by an interrupted
+write are listed as removable; they are not damage.`,
 		Example: "  envgap store fsck\n  envgap --store /srv/envgap store fsck --json",
 		Args:    exactArgs(0),
 		RunE:    func(c *cobra.Command, args []string) error { return runFsck(c, f) },

@@ -10,24 +10,23 @@ import (
 	"github.com/envgap/envgap/schemas"
 )
 
-// Verdict returns the latest verdict of a candidate, or data.ErrNotFound.
+// Verdict returns the latest verdict of a candidate, or data.ErrNotFound when it has none.
+// A verdict ref whose object is lost is a *data.DanglingError, never "no verdict".
 func (s *Catalog) Verdict(id string) (schemas.Verdict, schemas.Digest, error) {
 	var v schemas.Verdict
-	d, err := s.Ref(data.RefVerdicts + id)
-	if err != nil {
-		return v, d, err
+	d, err := s.RefJSON(data.RefVerdicts+id, &v)
+	if errors.Is(err, data.ErrDangling) {
+		err = fmt.Errorf("the verdict of %s is lost: %w; run envgap verify --ids %s to decide it again", id, err, id)
 	}
-	return v, d, s.GetJSON(d, &v)
+	return v, d, err
 }
 
-// Exclusion returns the latest exclusion of a task, or data.ErrNotFound.
+// Exclusion returns the latest exclusion of a task, or data.ErrNotFound when it has none
+// (a lost one is a *data.DanglingError).
 func (s *Catalog) Exclusion(id string) (schemas.Exclusion, error) {
 	var e schemas.Exclusion
-	d, err := s.Ref(data.RefExclusions + id)
-	if err != nil {
-		return e, err
-	}
-	return e, s.GetJSON(d, &e)
+	_, err := s.RefJSON(data.RefExclusions+id, &e)
+	return e, err
 }
 
 // Tasks returns the store's task set: every admitted task row with its latest exclusion
@@ -40,7 +39,7 @@ func (s *Catalog) Tasks() ([]schemas.Task, error) {
 	out := make([]schemas.Task, 0, len(refs))
 	for _, r := range refs {
 		var t schemas.Task
-		if err := s.GetJSON(r.Digest, &t); err != nil {
+		if _, err := s.RefJSON(r.Name, &t); err != nil {
 			return nil, fmt.Errorf("task %s: %w", strings.TrimPrefix(r.Name, data.RefTasks), err)
 		}
 		ex, err := s.Exclusion(t.InstanceID)

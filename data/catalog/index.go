@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -86,7 +87,9 @@ type CandidateEntry struct {
 
 func (s *Catalog) entry(id string, e indexEntry) (CandidateEntry, error) {
 	var c schemas.Candidate
-	if err := s.GetJSON(e.Digest, &c); err != nil {
+	if err := s.GetJSON(e.Digest, &c); errors.Is(err, data.ErrNotFound) {
+		return CandidateEntry{}, fmt.Errorf("candidate %s: its record %s, listed in %s, is missing from the store (%w); run envgap store fsck, then the add or crawl that stored it again to write it back", id, e.Digest, e.Ref, data.ErrDangling)
+	} else if err != nil {
 		return CandidateEntry{}, fmt.Errorf("candidate %s in %s: %w", id, e.Ref, err)
 	}
 	return CandidateEntry{Candidate: c, Digest: e.Digest, Ref: e.Ref}, nil
@@ -130,6 +133,21 @@ func sortedIDs(idx map[string]indexEntry) []string {
 	return ids
 }
 
+// CandidateDigest returns the digest of a stored candidate's record and the set ref that
+// holds it, without reading the record (which may be lost); data.ErrNotFound when no set
+// holds the id.
+func (s *Catalog) CandidateDigest(id string) (schemas.Digest, string, error) {
+	idx, err := s.index()
+	if err != nil {
+		return schemas.Digest{}, "", err
+	}
+	e, ok := idx[id]
+	if !ok {
+		return schemas.Digest{}, "", fmt.Errorf("candidate %s: %w", id, data.ErrNotFound)
+	}
+	return e.Digest, e.Ref, nil
+}
+
 // CandidateByID returns one stored candidate, reading only its record.
 func (s *Catalog) CandidateByID(id string) (CandidateEntry, error) {
 	idx, err := s.index()
@@ -147,10 +165,12 @@ func (s *Catalog) CandidateByID(id string) (CandidateEntry, error) {
 type Reader interface {
 	Candidates() ([]CandidateEntry, error)
 	CandidateByID(id string) (CandidateEntry, error)
+	CandidateDigest(id string) (schemas.Digest, string, error)
 	Verdict(id string) (schemas.Verdict, schemas.Digest, error)
 	Exclusion(id string) (schemas.Exclusion, error)
 	Tasks() ([]schemas.Task, error)
 	CurrentOutcome(c schemas.Candidate) (Status, error)
+	Missing(d schemas.Digest) []string
 }
 
 // Adder stores candidate sets.

@@ -2,9 +2,13 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,7 +26,46 @@ func manyCandidates(n int) []schemas.Candidate {
 	return out
 }
 
+// Child mode of the add race: add candidate 1 with problem statement $raceVariantEnv once
+// $raceGoEnv exists; print "ok" or "conflict".
+const (
+	raceAddEnv     = "ENVGAP_TEST_RACE_ADD"
+	raceVariantEnv = "ENVGAP_TEST_RACE_VARIANT"
+	raceGoEnv      = "ENVGAP_TEST_RACE_GO"
+)
+
+func raceAddChild(dir string) {
+	for {
+		if _, err := os.Stat(os.Getenv(raceGoEnv)); err == nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	c := testCandidate(1)
+	c.ProblemStatement = os.Getenv(raceVariantEnv)
+	_, err = s.AddCandidateSet("add", "add "+c.ProblemStatement, []schemas.Candidate{c}, nil)
+	var conflict *ConflictError
+	switch {
+	case err == nil:
+		fmt.Println("ok")
+	case errors.As(err, &conflict):
+		fmt.Println("conflict")
+	default:
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(raceAddEnv); dir != "" {
+		raceAddChild(dir)
+	}
 	if dir := os.Getenv(childEnv); dir != "" {
 		s, err := Open(dir)
 		if err == nil {
@@ -74,5 +117,48 @@ func TestAddKilledHalfway(t *testing.T) {
 				t.Fatalf("store after re-run: %+v", rep.Damage)
 			}
 		})
+	}
+}
+
+// Two adds of one instance id with different content, in two processes at once, 50
+// times: exactly one wins every time, and the store stays whole.
+func TestAddRace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	for round := 0; round < 50; round++ {
+		dir := t.TempDir()
+		goFile := filepath.Join(dir, "go")
+		outs := make([]string, 2)
+		var wg sync.WaitGroup
+		for i := range outs {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), raceAddEnv+"="+filepath.Join(dir, "store"), raceVariantEnv+"="+fmt.Sprint("variant ", i), raceGoEnv+"="+goFile)
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				out, err := cmd.Output()
+				outs[i] = strings.TrimSpace(string(out))
+				if err != nil {
+					outs[i] += " " + err.Error()
+				}
+			}(i)
+		}
+		time.Sleep(30 * time.Millisecond)
+		os.WriteFile(goFile, nil, 0o644)
+		wg.Wait()
+		if !(outs[0] == "ok" && outs[1] == "conflict" || outs[0] == "conflict" && outs[1] == "ok") {
+			t.Fatalf("round %d: %q", round, outs)
+		}
+		s, err := Open(filepath.Join(dir, "store"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if all, err := s.Candidates(); err != nil || len(all) != 1 {
+			t.Fatalf("round %d: %d candidates, %v", round, len(all), err)
+		}
+		if rep, err := s.Fsck(context.Background()); err != nil || !rep.Clean() {
+			t.Fatalf("round %d: fsck %v %+v", round, err, rep)
+		}
 	}
 }

@@ -31,8 +31,10 @@ func (e *ConflictError) Error() string {
 
 // AddCandidateSet stores candidates (already validated) as one set and points the ref
 // candidates/<prefix>-<12 hex of the members' digest> at it. Storing the same candidates
-// again changes nothing and says so. A candidate whose instance id is stored with other
-// content is refused (ConflictError) and nothing is written.
+// again changes nothing and says so (but writes again any of their records that went
+// missing). A candidate whose instance id is stored with other content is refused
+// (ConflictError) and no ref is set. Concurrent adds are serialised by the store's lock:
+// of two adds of one id with different content, exactly one succeeds.
 func (s *Catalog) AddCandidateSet(prefix, origin string, cands []schemas.Candidate, rejects []schemas.CrawlReject) (*AddResult, error) {
 	idx, err := s.index()
 	if err != nil {
@@ -40,8 +42,6 @@ func (s *Catalog) AddCandidateSet(prefix, origin string, cands []schemas.Candida
 	}
 	members := make([]schemas.SetMember, 0, len(cands))
 	blobs := make([][]byte, 0, len(cands))
-	var conflicts []string
-	newCount := 0
 	for i := range cands {
 		if cands[i].Outcome == "" {
 			cands[i].Outcome = schemas.OutcomeNotChecked
@@ -50,18 +50,12 @@ func (s *Catalog) AddCandidateSet(prefix, origin string, cands []schemas.Candida
 		if err != nil {
 			return nil, fmt.Errorf("candidate %s: %w", cands[i].InstanceID, err)
 		}
-		d := schemas.Hash(b)
-		if old, ok := idx[cands[i].InstanceID]; ok && old.Digest != d {
-			conflicts = append(conflicts, cands[i].InstanceID)
-		} else if !ok {
-			newCount++
-		}
-		members = append(members, schemas.SetMember{InstanceID: cands[i].InstanceID, Digest: d})
+		members = append(members, schemas.SetMember{InstanceID: cands[i].InstanceID, Digest: schemas.Hash(b)})
 		blobs = append(blobs, b)
 	}
-	if len(conflicts) > 0 {
-		sort.Strings(conflicts)
-		return nil, &ConflictError{IDs: conflicts}
+	// Refuse a conflict before writing anything.
+	if _, err := admit(idx, members); err != nil {
+		return nil, err
 	}
 	sort.Slice(members, func(i, j int) bool { return members[i].InstanceID < members[j].InstanceID })
 	key, err := schemas.DigestOf(members)
@@ -69,13 +63,9 @@ func (s *Catalog) AddCandidateSet(prefix, origin string, cands []schemas.Candida
 		return nil, err
 	}
 	ref := data.RefCandidates + prefix + "-" + key.Short()
-	if d, err := s.Ref(ref); err == nil {
-		return &AddResult{Ref: ref, Set: d, Count: len(members), Unchanged: true}, nil
-	} else if !errors.Is(err, data.ErrNotFound) {
-		return nil, err
-	}
 	// Objects first, the ref last: a write killed halfway leaves only unreferenced
-	// objects, and running it again completes it.
+	// objects, and running it again completes it. The records are written even when the
+	// set is stored already: that restores a record lost from the store.
 	batch := s.NewBatch()
 	for _, b := range blobs {
 		if _, err := batch.Put(b); err != nil {
@@ -85,15 +75,55 @@ func (s *Catalog) AddCandidateSet(prefix, origin string, cands []schemas.Candida
 	if err := batch.Commit(); err != nil {
 		return nil, err
 	}
+	if d, err := s.Ref(ref); err == nil {
+		return &AddResult{Ref: ref, Set: d, Count: len(members), Unchanged: true}, nil
+	} else if !errors.Is(err, data.ErrNotFound) {
+		return nil, err
+	}
 	set := schemas.CandidateSet{Kind: "candidate_set", Name: prefix + "-" + key.Short(), Origin: origin, Members: members, Rejects: rejects}
 	d, err := s.PutJSON(&set)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.SetRef(ref, d); err != nil {
+	res := &AddResult{Ref: ref, Set: d, Count: len(members)}
+	err = s.Locked(func(tx *data.Tx) error {
+		// Decide again under the lock, over the sets as they are now.
+		if cur, err := tx.Ref(ref); err == nil {
+			res.Set, res.Unchanged = cur, true
+			return nil
+		}
+		idx, err := s.index()
+		if err != nil {
+			return err
+		}
+		if res.New, err = admit(idx, members); err != nil {
+			return err
+		}
+		return tx.SetRef(ref, d)
+	})
+	if err != nil {
 		return nil, err
 	}
-	return &AddResult{Ref: ref, Set: d, Count: len(members), New: newCount}, nil
+	return res, nil
+}
+
+// admit checks members against the index: it returns how many are new, or a ConflictError
+// listing those stored with other content.
+func admit(idx map[string]indexEntry, members []schemas.SetMember) (int, error) {
+	var conflicts []string
+	n := 0
+	for _, m := range members {
+		if old, ok := idx[m.InstanceID]; !ok {
+			n++
+		} else if old.Digest != m.Digest {
+			conflicts = append(conflicts, m.InstanceID)
+		}
+	}
+	if len(conflicts) > 0 {
+		sort.Strings(conflicts)
+		return 0, &ConflictError{IDs: conflicts}
+	}
+	return n, nil
 }
 
 // AddCandidatesFile validates every record of a JSON Lines file and, only when all are
