@@ -20,7 +20,7 @@ import (
 //
 //go:embed go.mod go.sum *.go Makefile README.md .gitignore .ci
 //go:embed cmd crawl export schemas verify images scripts
-//go:embed data/*.go data/*.json data/demo data/demo/pypi/simple/.keep
+//go:embed data/*.go data/*.json data/catalog data/datatest data/demo data/demo/pypi/simple/.keep
 var source embed.FS
 
 // Source returns envgap's source tree as it was when this binary was built, rooted at the

@@ -285,16 +285,7 @@ func (s *Store) Claims(prefix string) ([]ClaimRecord, error) {
 	base := filepath.Join(s.root, "claims")
 	var out []ClaimRecord
 	now := s.now()
-	err := filepath.WalkDir(base, func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if de.IsDir() {
-			return nil
-		}
+	err := walkFiles(base, func(p string) error {
 		rel, _ := filepath.Rel(base, p)
 		if !strings.HasPrefix(filepath.ToSlash(rel), prefix) {
 			return nil

@@ -4,25 +4,24 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/envgap/envgap/data/datatest"
 	"github.com/envgap/envgap/schemas"
 )
 
 // Child modes of the test binary, run by the tests below as separate processes.
-const (
-	childClaimEnv = "ENVGAP_TEST_CLAIM_CHILD" // store dir: claim "w", print "won" or "lost", hold 300 ms, exit without releasing
-	childGoEnv    = "ENVGAP_TEST_CLAIM_GO"    // a file whose appearance starts the child
-)
+// childClaimEnv names a store: claim "w", print "won" or "lost", hold 300 ms, exit
+// without releasing.
+const childClaimEnv = "ENVGAP_TEST_CLAIM_CHILD"
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(childClaimEnv); dir != "" {
-		waitFor(os.Getenv(childGoEnv))
+		datatest.Wait()
 		s, err := Open(dir)
 		if err != nil {
 			fmt.Println(err)
@@ -40,15 +39,6 @@ func TestMain(m *testing.M) {
 		os.Exit(0) // dies holding the claim when it won
 	}
 	os.Exit(m.Run())
-}
-
-func waitFor(p string) {
-	for p != "" {
-		if _, err := os.Stat(p); err == nil {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 func TestClaimInProcess(t *testing.T) {
@@ -171,26 +161,7 @@ func TestClaimManyProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for round := 0; round < 5; round++ {
-		goFile := filepath.Join(t.TempDir(), "go")
-		const n = 8
-		outs := make([]string, n)
-		var wg sync.WaitGroup
-		for i := 0; i < n; i++ {
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), childClaimEnv+"="+dir, childGoEnv+"="+goFile)
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				out, err := cmd.Output()
-				outs[i] = strings.TrimSpace(string(out))
-				if err != nil {
-					outs[i] += " " + err.Error()
-				}
-			}(i)
-		}
-		time.Sleep(100 * time.Millisecond)
-		os.WriteFile(goFile, nil, 0o644)
-		wg.Wait()
+		outs := datatest.Children(t, 8, func(int) []string { return []string{childClaimEnv + "=" + dir} })
 		won := 0
 		for _, o := range outs {
 			switch o {

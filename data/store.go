@@ -375,16 +375,7 @@ func (s *Store) Refs(prefix string) ([]RefEntry, error) {
 		start = filepath.Join(base, filepath.FromSlash(dir))
 	}
 	var out []RefEntry
-	err := filepath.WalkDir(start, func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if de.IsDir() {
-			return nil
-		}
+	err := walkFiles(start, func(p string) error {
 		rel, _ := filepath.Rel(base, p)
 		name := filepath.ToSlash(rel)
 		if !strings.HasPrefix(name, prefix) {
@@ -493,10 +484,7 @@ type MemoEntry struct {
 func (s *Store) MemoEntries() ([]MemoEntry, error) {
 	base := filepath.Join(s.root, "memo")
 	var out []MemoEntry
-	err := filepath.WalkDir(base, func(p string, de fs.DirEntry, err error) error {
-		if err != nil || de.IsDir() {
-			return err
-		}
+	err := walkFiles(base, func(p string) error {
 		rel, _ := filepath.Rel(base, p)
 		stage, key, ok := strings.Cut(filepath.ToSlash(rel), "/")
 		if !ok || strings.Contains(key, "/") {
@@ -513,8 +501,25 @@ func (s *Store) MemoEntries() ([]MemoEntry, error) {
 		out = append(out, MemoEntry{Stage: stage, Key: key, Result: d})
 		return nil
 	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err != nil {
 		return nil, fmt.Errorf("list memo: %w", err)
 	}
 	return out, nil
+}
+
+// walkFiles calls fn for every file under dir (none when dir does not exist).
+func walkFiles(dir string, fn func(p string) error) error {
+	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if de.IsDir() {
+			return nil
+		}
+		return fn(p)
+	})
+	return err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/data/datatest"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/registry"
@@ -19,12 +19,10 @@ import (
 )
 
 // Child mode of TestTwoVerifiesShareTheWork: verify every candidate of the store in
-// $verifyChildEnv with a fake engine that logs each run to $verifyLogEnv, once
-// $verifyGoEnv exists.
+// $verifyChildEnv with a fake engine that logs each run to $verifyLogEnv, once released.
 const (
 	verifyChildEnv = "ENVGAP_TEST_VERIFY_CHILD"
 	verifyLogEnv   = "ENVGAP_TEST_VERIFY_LOG"
-	verifyGoEnv    = "ENVGAP_TEST_VERIFY_GO"
 )
 
 func TestMain(m *testing.M) {
@@ -58,12 +56,7 @@ func (r *loggingRunner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Re
 
 func verifyChild(dir string) error {
 	ClaimPoll = 20 * time.Millisecond
-	for {
-		if _, err := os.Stat(os.Getenv(verifyGoEnv)); err == nil {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	datatest.Wait()
 	st, err := catalog.Open(dir)
 	if err != nil {
 		return err
@@ -99,25 +92,10 @@ func TestTwoVerifiesShareTheWork(t *testing.T) {
 	if _, err := st.AddCandidateSet("test", "test", cands, nil); err != nil {
 		t.Fatal(err)
 	}
-	logFile, goFile := filepath.Join(dir, "runs.log"), filepath.Join(dir, "go")
-	outs := make([]string, 2)
-	var wg sync.WaitGroup
-	for i := range outs {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), verifyChildEnv+"="+filepath.Join(dir, "store"), verifyLogEnv+"="+logFile, verifyGoEnv+"="+goFile)
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			out, err := cmd.CombinedOutput()
-			outs[i] = strings.TrimSpace(string(out))
-			if err != nil {
-				outs[i] += " " + err.Error()
-			}
-		}(i)
-	}
-	time.Sleep(50 * time.Millisecond)
-	os.WriteFile(goFile, nil, 0o644)
-	wg.Wait()
+	logFile := filepath.Join(dir, "runs.log")
+	outs := datatest.Children(t, 2, func(int) []string {
+		return []string{verifyChildEnv + "=" + filepath.Join(dir, "store"), verifyLogEnv + "=" + logFile}
+	})
 	for _, o := range outs {
 		if !strings.HasPrefix(o, "ran ") {
 			t.Fatalf("verify: %s", o)

@@ -7,12 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/envgap/envgap/data/datatest"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -27,20 +26,14 @@ func manyCandidates(n int) []schemas.Candidate {
 }
 
 // Child mode of the add race: add candidate 1 with problem statement $raceVariantEnv once
-// $raceGoEnv exists; print "ok" or "conflict".
+// released; print "ok" or "conflict".
 const (
 	raceAddEnv     = "ENVGAP_TEST_RACE_ADD"
 	raceVariantEnv = "ENVGAP_TEST_RACE_VARIANT"
-	raceGoEnv      = "ENVGAP_TEST_RACE_GO"
 )
 
 func raceAddChild(dir string) {
-	for {
-		if _, err := os.Stat(os.Getenv(raceGoEnv)); err == nil {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	datatest.Wait()
 	s, err := Open(dir)
 	if err != nil {
 		fmt.Println(err)
@@ -128,25 +121,9 @@ func TestAddRace(t *testing.T) {
 	}
 	for round := 0; round < 50; round++ {
 		dir := t.TempDir()
-		goFile := filepath.Join(dir, "go")
-		outs := make([]string, 2)
-		var wg sync.WaitGroup
-		for i := range outs {
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), raceAddEnv+"="+filepath.Join(dir, "store"), raceVariantEnv+"="+fmt.Sprint("variant ", i), raceGoEnv+"="+goFile)
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				out, err := cmd.Output()
-				outs[i] = strings.TrimSpace(string(out))
-				if err != nil {
-					outs[i] += " " + err.Error()
-				}
-			}(i)
-		}
-		time.Sleep(30 * time.Millisecond)
-		os.WriteFile(goFile, nil, 0o644)
-		wg.Wait()
+		outs := datatest.Children(t, 2, func(i int) []string {
+			return []string{raceAddEnv + "=" + filepath.Join(dir, "store"), raceVariantEnv + "=" + fmt.Sprint("variant ", i)}
+		})
 		if !(outs[0] == "ok" && outs[1] == "conflict" || outs[0] == "conflict" && outs[1] == "ok") {
 			t.Fatalf("round %d: %q", round, outs)
 		}
