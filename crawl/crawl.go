@@ -132,7 +132,7 @@ type crawler struct {
 	report  *Report
 
 	// stored are the candidates the store held when the crawl started, by instance id.
-	stored map[string]data.CandidateEntry
+	stored map[string]catalog.CandidateEntry
 	// covered maps "owner/name#issue" to the Repaired candidate whose pull request closes
 	// that issue (from the reports of earlier prs crawls and from this one).
 	covered map[string]string
@@ -223,7 +223,7 @@ func (c *crawler) loadStored() error {
 	if err != nil {
 		return err
 	}
-	c.stored = make(map[string]data.CandidateEntry, len(all))
+	c.stored = make(map[string]catalog.CandidateEntry, len(all))
 	for _, e := range all {
 		c.stored[e.InstanceID] = e
 	}

@@ -10,8 +10,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -36,11 +38,12 @@ var ErrClaimed = errors.New("claimed by another worker")
 var ErrClaimLost = errors.New("claim lost: its lease ran out and another worker took it")
 
 // Owner names a process: its host, pid and start (the boot id and the process's start
-// time since boot, so a reused pid or a reboot is a different owner).
+// time since boot, so a reused pid or a reboot is a different owner). Claims record their
+// owner; the sandbox labels its containers with theirs.
 type Owner struct {
 	Host  string `json:"host"`
 	PID   int    `json:"pid"`
-	Start string `json:"start"`
+	Start string `json:"start"` // "<boot id>/<start time in clock ticks>"; "" where /proc cannot tell
 }
 
 func (o Owner) String() string { return fmt.Sprintf("pid %d on %s", o.PID, o.Host) }
@@ -50,23 +53,24 @@ var (
 	self     Owner
 )
 
-// Self is the owner of claims this process takes.
+// Self is the owner of the claims (and containers) this process takes.
 func Self() Owner {
 	selfOnce.Do(func() {
 		host, _ := os.Hostname()
-		self = Owner{Host: host, PID: os.Getpid(), Start: processStart(os.Getpid())}
+		self = Owner{Host: host, PID: os.Getpid(), Start: ProcessStart(os.Getpid())}
 	})
 	return self
 }
 
-// processStart returns "<boot id>/<start ticks>" of a local process, or "" when it is not
-// running (or this is not Linux).
-func processStart(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+// ProcessStart returns "<boot id>/<start ticks>" of a local process from /proc, or ""
+// when it is not running or /proc cannot tell.
+func ProcessStart(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return ""
 	}
-	// Field 22 (starttime) counts from the one after the command, which may hold spaces.
+	// Field 2 (comm) may hold spaces and parentheses: the fields after it start after the
+	// last ')'. starttime is field 22, the 20th after comm.
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
@@ -76,21 +80,48 @@ func processStart(pid int) string {
 	if len(f) < 20 {
 		return ""
 	}
-	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
 	return strings.TrimSpace(string(boot)) + "/" + f[19]
 }
 
-// Alive reports whether the owner is known to be running: on this host by looking at the
-// process; on another host it cannot say (ok false).
-func (o Owner) Alive() (alive, ok bool) {
-	me := Self()
-	if o.Host != me.Host || me.Start == "" {
-		return false, false
+// processExists reports whether a process with pid exists (signal 0).
+func processExists(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// OwnerState says what this host knows of an owner.
+type OwnerState int
+
+// The owner states.
+const (
+	OwnerUnknown OwnerState = iota // another host (or none): only a lease or an age decides
+	OwnerAlive                     // the owner still runs
+	OwnerGone                      // the owner process is dead, or its pid was reused
+)
+
+// StateFrom decides whether o still runs, as seen from the process self.
+func (o Owner) StateFrom(self Owner) OwnerState {
+	if o.Host != self.Host || o.Host == "" {
+		return OwnerUnknown
 	}
-	if o == me {
-		return true, true
+	if o.PID == self.PID && o.Start == self.Start {
+		return OwnerAlive
 	}
-	return o.Start != "" && processStart(o.PID) == o.Start, true
+	start := ProcessStart(o.PID)
+	if start == "" {
+		if processExists(o.PID) {
+			return OwnerAlive // no /proc to tell pid reuse: keep it
+		}
+		return OwnerGone
+	}
+	if o.Start != "" && start != o.Start {
+		return OwnerGone // the pid now names another process (or the host rebooted)
+	}
+	return OwnerAlive
 }
 
 // ClaimRecord is what claims/<name> holds.
@@ -143,7 +174,7 @@ func (s *Store) readClaim(p string) (ClaimRecord, bool) {
 
 // held reports whether a claim record still binds others.
 func (s *Store) held(rec ClaimRecord, now time.Time) bool {
-	if alive, ok := rec.Owner.Alive(); ok && !alive {
+	if rec.Owner.StateFrom(Self()) == OwnerGone {
 		return false
 	}
 	return now.Before(rec.Expires)
@@ -235,15 +266,7 @@ func (c *Claim) Renew() error {
 	if c.released {
 		return fmt.Errorf("claim %s: already released", c.rec.Name)
 	}
-	p, err := c.s.claimPath(c.rec.Name)
-	if err != nil {
-		return err
-	}
-	return c.s.Locked(func(*Tx) error {
-		if cur, ok := c.s.readClaim(p); !ok || cur.Token != c.rec.Token {
-			c.lostOnce.Do(func() { close(c.lost) })
-			return fmt.Errorf("%s: %w", c.rec.Name, ErrClaimLost)
-		}
+	return c.ifStillMine(func(p string) error {
 		rec := c.rec
 		rec.Expires = c.s.now().Add(c.lease).UTC()
 		if err := c.s.writeClaim(p, rec); err != nil {
@@ -264,6 +287,17 @@ func (c *Claim) Release() error {
 	}
 	c.released = true
 	close(c.done)
+	return c.ifStillMine(func(p string) error {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("release claim %s: %w", c.rec.Name, err)
+		}
+		return nil
+	})
+}
+
+// ifStillMine runs fn on the claim's file under the store's lock when the file still
+// holds this claim; otherwise the claim is lost (Lost is closed, ErrClaimLost returned).
+func (c *Claim) ifStillMine(fn func(p string) error) error {
 	p, err := c.s.claimPath(c.rec.Name)
 	if err != nil {
 		return err
@@ -273,10 +307,7 @@ func (c *Claim) Release() error {
 			c.lostOnce.Do(func() { close(c.lost) })
 			return fmt.Errorf("%s: %w", c.rec.Name, ErrClaimLost)
 		}
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("release claim %s: %w", c.rec.Name, err)
-		}
-		return nil
+		return fn(p)
 	})
 }
 

@@ -44,6 +44,7 @@ type RefWriter interface {
 type Memos interface {
 	Memo(stage string, key schemas.Digest) (schemas.Digest, error)
 	SetMemo(stage string, key, result schemas.Digest) error
+	MemoResults(stage string) ([]schemas.Digest, error)
 }
 
 // Claimer claims work by name (see TryClaim).

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 )
 
 // childEnv makes the test binary a child that exports two stores into one folder, one
@@ -28,9 +28,9 @@ func TestMain(m *testing.M) {
 }
 
 func exportChild(args []string) int {
-	var stores []*data.Store
+	var stores []*catalog.Catalog
 	for _, dir := range args[:2] {
-		st, err := data.Open(dir)
+		st, err := catalog.Open(dir)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -76,7 +76,7 @@ func TestExportKilledAtAnyMoment(t *testing.T) {
 	sawA, sawB := false, false
 	for round := range rounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), childEnv+"="+strings.Join([]string{a.Dir(), b.Dir(), out}, string(os.PathListSeparator)))
+		cmd.Env = append(os.Environ(), childEnv+"="+strings.Join([]string{a.(*catalog.Catalog).Dir(), b.(*catalog.Catalog).Dir(), out}, string(os.PathListSeparator)))
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -262,12 +262,16 @@ func (s *Stage) observe(eco schemas.Ecosystem, before, after *schemas.Run) (Obse
 // that identifies it: the step the expected pattern matched, with the line the pattern
 // matches, else the first recipe step that failed; nil when no step failed.
 func (s *Stage) failureOf(eco schemas.Ecosystem, r *schemas.Run) (*schemas.StepRecord, string, error) {
+	return failureOf(s.Store, eco, r)
+}
+
+func failureOf(objects data.ObjectReader, eco schemas.Ecosystem, r *schemas.Run) (*schemas.StepRecord, string, error) {
 	for i := range r.Steps {
 		st := &r.Steps[i]
 		if (r.MatchedStep != "" && st.Name != r.MatchedStep) || (r.MatchedStep == "" && (!core.IsProjectStep(st.Name) || !st.Failed())) {
 			continue
 		}
-		out, err := s.Store.Get(st.Output)
+		out, err := objects.Get(st.Output)
 		if err != nil {
 			return nil, "", err
 		}

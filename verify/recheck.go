@@ -217,8 +217,10 @@ func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, t schemas.Task, t
 }
 
 // whyNot says in words why a run did not resolve.
-func (s *Stage) whyNot(eco schemas.Ecosystem, r *schemas.Run) string {
-	st, line, err := s.failureOf(eco, r)
+func (s *Stage) whyNot(eco schemas.Ecosystem, r *schemas.Run) string { return whyNot(s.Store, eco, r) }
+
+func whyNot(objects data.ObjectReader, eco schemas.Ecosystem, r *schemas.Run) string {
+	st, line, err := failureOf(objects, eco, r)
 	if err != nil || st == nil {
 		return "it did not run"
 	}

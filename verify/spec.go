@@ -67,7 +67,6 @@ func (s *Stage) RunSpec(ctx context.Context, spec core.Spec, salt string) (*sche
 
 // RunFailure says in words why a run did not resolve: the step that failed, how, and the
 // line of its output that identifies the failure.
-func RunFailure(st *data.Store, eco schemas.Ecosystem, r *schemas.Run) string {
-	s := Stage{Store: st}
-	return s.whyNot(eco, r)
+func RunFailure(st data.ObjectReader, eco schemas.Ecosystem, r *schemas.Run) string {
+	return whyNot(st, eco, r)
 }

@@ -99,7 +99,7 @@ func (s *Stage) PrintRun(w io.Writer, r *schemas.Run) error {
 
 // PrintSteps writes steps of a run with their captured output (read from the store), for
 // people.
-func PrintSteps(w io.Writer, st *data.Store, steps []schemas.StepRecord) error {
+func PrintSteps(w io.Writer, st data.ObjectReader, steps []schemas.StepRecord) error {
 	for _, step := range steps {
 		if core.IsProjectStep(step.Name) {
 			fmt.Fprintf(w, "\n=== %s: %s\n", step.Name, step.Command)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/crawl"
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
@@ -50,7 +50,7 @@ func BenchmarkEvalOverhead(b *testing.B) {
 	}
 	var total, inCore time.Duration
 	for i := 0; i < b.N; i++ {
-		st, err := data.Open(filepath.Join(b.TempDir(), "store"))
+		st, err := catalog.Open(filepath.Join(b.TempDir(), "store"))
 		if err != nil {
 			b.Fatal(err)
 		}

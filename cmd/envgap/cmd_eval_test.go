@@ -13,6 +13,7 @@ import (
 
 	"github.com/envgap/envgap/crawl/gittest"
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/data/demo"
 	"github.com/envgap/envgap/schemas"
 )
@@ -64,7 +65,7 @@ func newEvalWorld(t testing.TB) *evalWorld {
 	}
 
 	curation := filepath.Join(t.TempDir(), "curation")
-	st, err := data.Open(curation)
+	st, err := catalog.Open(curation)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -13,7 +14,7 @@ import (
 // envgap before the crawl redacted answers) is found, needs a decision, and stays off the
 // card.
 func TestScanCoversTheCrawlCache(t *testing.T) {
-	st, err := data.Open(t.TempDir())
+	st, err := catalog.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -271,7 +271,7 @@ type cachedAnswer struct {
 
 // collectCrawlCache sends the bodies of the crawl's cached GitHub answers: a server may
 // have echoed a credential into one (not published, but stored).
-func collectCrawlCache(st *data.Store, rec *Record, max int64, send func(Text) error) error {
+func collectCrawlCache(st data.Backend, rec *Record, max int64, send func(Text) error) error {
 	seen := map[schemas.Digest]bool{}
 	for _, stage := range []string{data.MemoGitHubHTTP, data.MemoGitHubCrawl} {
 		results, err := st.MemoResults(stage)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/eval"
@@ -146,7 +146,7 @@ func TestRunCommandContainsHostileAgents(t *testing.T) {
 
 // fakeRunner resolves a run when requirements.txt pins x==1.
 type fakeRunner struct {
-	st   *data.Store
+	st   *catalog.Catalog
 	runs atomic.Int64
 }
 
@@ -176,7 +176,7 @@ func (f *fakeRunner) RunSpec(_ context.Context, spec core.Spec, _ string) (*sche
 
 func harness(t *testing.T, agentCmd string, maxAttempts int, timeout time.Duration) (*Outcome, *fakeRunner) {
 	t.Helper()
-	st, err := data.Open(t.TempDir())
+	st, err := catalog.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestHarnessAgents(t *testing.T) {
 }
 
 func TestReproServer(t *testing.T) {
-	st, _ := data.Open(t.TempDir())
+	st, _ := catalog.Open(t.TempDir())
 	fr := &fakeRunner{st: st}
 	ev := &eval.Evaluator{Store: st, Runner: fr}
 	ws, err := Prepare(context.Background(), task(), t.TempDir(), gitMaterialize(0))

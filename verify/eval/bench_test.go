@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
 // BenchmarkReEval1000: evaluating 1,000 unchanged predictions again, every result from
 // the store's memo (containers/op must be 0).
 func BenchmarkReEval1000(b *testing.B) {
-	st, err := data.Open(b.TempDir())
+	st, err := catalog.Open(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -31,9 +31,16 @@ type Runner interface {
 // audit's). An error is a fault of the registries, not of the prediction.
 type SafeInstallFunc func(ctx context.Context, eco schemas.Ecosystem, registryDate string, declared []schemas.Dependency) (schemas.SafeInstallScore, error)
 
+// Store is what the evaluator reads and writes: run records and step outputs, and its
+// memoised results.
+type Store interface {
+	data.Objects
+	data.Memos
+}
+
 // Evaluator scores predictions. Store, Runner and IsEnvFile are required.
 type Evaluator struct {
-	Store  *data.Store
+	Store  Store
 	Runner Runner
 	// Checkout fetches a GitHub task's base commit alone (verify's checkout).
 	Checkout verify.ProjectSource

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 )
@@ -165,7 +165,7 @@ func (f *fakeRunner) RunSpec(_ context.Context, spec core.Spec, _ string) (*sche
 }
 
 func TestScoreRejectsBeforeRunningAndMemoises(t *testing.T) {
-	st, err := data.Open(t.TempDir())
+	st, err := catalog.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestScoreRejectsBeforeRunningAndMemoises(t *testing.T) {
 }
 
 func TestSafeInstallFaultLeavesNoResult(t *testing.T) {
-	st, _ := data.Open(t.TempDir())
+	st, _ := catalog.Open(t.TempDir())
 	fault := errors.New("registry answered 503")
 	calls := 0
 	ev := &Evaluator{Store: st, Runner: &fakeRunner{}, IsEnvFile: func(string) bool { return true },

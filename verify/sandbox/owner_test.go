@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/envgap/envgap/data"
 )
 
 // childEnv makes the test binary a child that starts a sandbox running `sleep 600` and
@@ -111,7 +113,7 @@ func TestOwnerState(t *testing.T) {
 	tests := []struct {
 		name string
 		o    Owner
-		want ownerState
+		want data.OwnerState
 	}{
 		{"this process", self, ownerAlive},
 		{"a live process", parent, ownerAlive},
@@ -121,11 +123,11 @@ func TestOwnerState(t *testing.T) {
 		{"another host", Owner{Host: self.Host + "-other", PID: dead, Start: "x/1"}, ownerUnknown},
 	}
 	for _, tc := range tests {
-		if got := tc.o.state(self); got != tc.want {
+		if got := tc.o.StateFrom(self); got != tc.want {
 			t.Errorf("%s: state %d, want %d", tc.name, got, tc.want)
 		}
 	}
-	if o, ok := ownerOf(self.labels()); !ok || o != self {
+	if o, ok := ownerOf(ownerLabels(self)); !ok || o != self {
 		t.Errorf("ownerOf(labels) = %+v, %v; want %+v", o, ok, self)
 	}
 	if _, ok := ownerOf(map[string]string{LabelOwnerHost: "h", LabelOwnerPID: "x"}); ok {

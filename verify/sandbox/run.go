@@ -104,7 +104,7 @@ func (e *Engine) create(ctx context.Context, ct time.Duration, spec Spec) (strin
 	for k, v := range spec.Labels {
 		labels[k] = v
 	}
-	for k, v := range Self().labels() {
+	for k, v := range ownerLabels(Self()) {
 		labels[k] = v
 	}
 	labels[Label] = "1"
@@ -394,7 +394,7 @@ func (e *Engine) Sweep(ctx context.Context, opts SweepOptions) (int, error) {
 		}
 		state := ownerUnknown
 		if o, ok := ownerOf(c.Labels); ok {
-			state = o.state(self)
+			state = o.StateFrom(self)
 		}
 		switch state {
 		case ownerAlive:
