@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -20,12 +20,12 @@ var update = flag.Bool("update", false, "rewrite the card's golden files under t
 func TestCardGolden(t *testing.T) {
 	for _, tc := range []struct {
 		golden string
-		setup  func(*data.Store)
+		setup  func(catalog.Store)
 		notes  string
 	}{
 		{golden: "card.golden.md"},
 		{golden: "card-excluded.golden.md", notes: "All text was scanned for credentials before export; the only hits were text that looks like a token but is not one (ghp_import in " + idReported + ").",
-			setup: func(st *data.Store) {
+			setup: func(st catalog.Store) {
 				if _, err := Exclude(st, ExcludeRequest{InstanceID: idControl, Reason: "setup.py builds its dependency list at run time, so <deps> cannot be read.", Now: fixedNow}); err != nil {
 					t.Fatal(err)
 				}
@@ -39,7 +39,7 @@ func TestCardGolden(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "release")
 			o := testOptions(out)
 			if tc.notes != "" {
-				o.CredentialNotes = func(*data.Store, []string) (string, error) { return tc.notes, nil }
+				o.CredentialNotes = func(catalog.Store, []string) (string, error) { return tc.notes, nil }
 			}
 			if _, err := Export(st, o); err != nil {
 				t.Fatal(err)

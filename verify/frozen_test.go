@@ -8,7 +8,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/sandbox"
 	"github.com/envgap/envgap/verify/sandbox/sandboxtest"
@@ -18,7 +18,7 @@ import (
 // the verify run soon after the step timeout: the candidate it ran is an infrastructure
 // fault (no verdict), the next one is not run on that engine.
 func TestFrozenEngineEndsVerify(t *testing.T) {
-	st, err := data.Open(t.TempDir())
+	st, err := catalog.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/verify/core"
 )
 
@@ -41,11 +41,13 @@ func (r *Report) Count() {
 // Select returns the candidates a Run with these ids verifies: the ones named (an unknown
 // id is an error), or, with none named, every candidate without a verdict whose import
 // did not decide it, sorted by instance id.
-func (s *Stage) Select(ids []string) ([]data.CandidateEntry, error) { return s.selectCandidates(ids) }
+func (s *Stage) Select(ids []string) ([]catalog.CandidateEntry, error) {
+	return s.selectCandidates(ids)
+}
 
 // VerifyOne verifies one candidate on the stage's first engine, exactly as Run does for
 // each candidate it selects (the same memo, runs and verdict ref).
-func (s *Stage) VerifyOne(ctx context.Context, c data.CandidateEntry, opts Options) Result {
+func (s *Stage) VerifyOne(ctx context.Context, c catalog.CandidateEntry, opts Options) Result {
 	if len(s.Cores) == 0 {
 		return fail(c.InstanceID, &core.InfraError{Err: errors.New("verify: no engine")})
 	}
@@ -55,5 +57,5 @@ func (s *Stage) VerifyOne(ctx context.Context, c data.CandidateEntry, opts Optio
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return s.one(ctx, s.Cores[0], c, opts)
+	return s.one(ctx, s.Cores[0], c, opts, true) // waits while another worker holds its claim
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/verify/sandbox"
 )
 
@@ -18,7 +18,7 @@ import (
 // (bound to the sandbox network's gateway alone) and no host service bound to all
 // addresses, at the gateway or at any other address of the host.
 func TestSandboxReachesTheProxyAndNoOtherHostService(t *testing.T) {
-	st, err := data.Open(t.TempDir())
+	st, err := catalog.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
 	"github.com/envgap/envgap/verify/eval"
@@ -162,7 +163,7 @@ func verifyHandler(stage *verify.Stage, items []string, vo verify.Options) (slur
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[string]data.CandidateEntry, len(cands))
+	byID := make(map[string]catalog.CandidateEntry, len(cands))
 	for _, c := range cands {
 		byID[c.InstanceID] = c
 	}

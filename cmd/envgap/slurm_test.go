@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/slurm"
 )
@@ -75,12 +76,12 @@ func tinyN(count int) []schemas.Candidate {
 	return out
 }
 
-func tinyStore(t testing.TB) (string, *data.Store) { return tinyStoreN(t, 4) }
+func tinyStore(t testing.TB) (string, *catalog.Catalog) { return tinyStoreN(t, 4) }
 
-func tinyStoreN(t testing.TB, n int) (string, *data.Store) {
+func tinyStoreN(t testing.TB, n int) (string, *catalog.Catalog) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "store")
-	st, err := data.Open(dir)
+	st, err := catalog.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func tinyStoreN(t testing.TB, n int) (string, *data.Store) {
 
 // verdicts returns each candidate's outcome and reason, and how often its verdict ref
 // was set (from the ref log).
-func verdicts(t *testing.T, dir string, st *data.Store) (map[string]string, map[string]int) {
+func verdicts(t *testing.T, dir string, st *catalog.Catalog) (map[string]string, map[string]int) {
 	t.Helper()
 	out := map[string]string{}
 	for _, c := range tinyCandidates() {
@@ -139,7 +140,7 @@ func TestVerifySlurmEqualsLocal(t *testing.T) {
 		t.Fatalf("the local verify did not decide the expected outcomes: %v", want)
 	}
 
-	check := func(name, dir string, st *data.Store, out string) {
+	check := func(name, dir string, st *catalog.Catalog, out string) {
 		t.Helper()
 		got, sets := verdicts(t, dir, st)
 		for id, w := range want {
