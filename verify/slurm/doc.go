@@ -39,6 +39,11 @@
 // CephFS and BeeGFS have them), and clocks that agree to well within the lease (NTP).
 //
 // This package knows nothing of verify: the caller turns items into work and results.
-// The store's own claims (issue 16, item 1) replace Queue where they are available; the
-// worker loop and the submitter depend only on the methods Serve and Run call.
+// A lease's owner is the store's process owner (data.Owner: host, pid, process start), so
+// a dead worker is recognised the way the store's claims and the sandbox's containers
+// recognise theirs. The leases themselves stay in the work folder because each carries
+// the item's attempts and is finished with its result; the verify stage inside a worker
+// still takes the store's claim on the candidate (data.Store.WaitClaim), so a local
+// verify on the same store never runs a candidate a worker is running. The worker loop
+// depends only on the Claims interface, which the store's claims can implement.
 package slurm

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/envgap/envgap/data"
 )
 
 // Plan is what a run's workers do: one command over items, in order.
@@ -32,56 +34,33 @@ type Plan struct {
 // Lease returns the plan's lease duration.
 func (p Plan) Lease() time.Duration { return time.Duration(p.LeaseSeconds) * time.Second }
 
-// Owner names one worker process: where it runs and a random token, so two workers never
-// compare equal, even after a PID is reused.
+// Owner names one worker process: the store's owner of a process (host, pid and process
+// start, so that a dead process is recognised on its own machine at once, and a reused
+// pid is not mistaken for it) and a random token, so two claims never compare equal.
 type Owner struct {
-	Host string `json:"host"`
-	// Machine identifies the kernel and PID namespace the process runs in (boot id and
-	// namespace), so that a dead process can be recognised on the same machine at once.
-	Machine string `json:"machine"`
-	PID     int    `json:"pid"`
-	Token   string `json:"token"`
+	data.Owner
+	Token string `json:"token"`
 	// Label says which array task it is (slurm-<job>_<task>), or anything else useful.
 	Label string `json:"label,omitempty"`
 }
 
 // NewOwner returns the owner of this process.
 func NewOwner(label string) Owner {
-	host, _ := os.Hostname()
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return Owner{Host: host, Machine: thisMachine(), PID: os.Getpid(), Token: hex.EncodeToString(b[:]), Label: label}
+	return Owner{Owner: data.Self(), Token: hex.EncodeToString(b[:]), Label: label}
 }
 
 func (o Owner) String() string {
-	s := fmt.Sprintf("%s pid %d", o.Host, o.PID)
 	if o.Label != "" {
-		s = o.Label + " (" + s + ")"
+		return o.Label + " (" + o.Owner.String() + ")"
 	}
-	return s
+	return o.Owner.String()
 }
 
-// thisMachine is the boot id and PID namespace of this process ("" when unknown).
-func thisMachine() string {
-	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return ""
-	}
-	ns, err := os.Readlink("/proc/self/ns/pid")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(boot)) + "/" + ns
-}
-
-// gone reports whether the owner is known to have exited: it ran on this machine, in
-// this PID namespace, and its process no longer exists.
-func (o Owner) gone() bool {
-	if o.Machine == "" || o.Machine != thisMachine() || o.PID <= 0 {
-		return false
-	}
-	return errors.Is(syscall.Kill(o.PID, 0), syscall.ESRCH)
-}
+// gone reports whether the owner is known to have exited: it ran on this machine and its
+// process is gone.
+func (o Owner) gone() bool { return o.Owner.StateFrom(data.Self()) == data.OwnerGone }
 
 // Lease is the state of a claimed item (items/<n>.claim).
 type Lease struct {
