@@ -69,6 +69,9 @@ func (s *Store) SetRef(name string, d schemas.Digest) error {
 	if err := CheckRefName(name); err != nil {
 		return err
 	}
+	if cur, err := s.Ref(name); err == nil && cur == d && s.Has(d) {
+		return nil // already there: nothing to write or log, no lock to take
+	}
 	return s.Locked(func(tx *Tx) error { return tx.SetRef(name, d) })
 }
 
