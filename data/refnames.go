@@ -16,4 +16,11 @@ const (
 	RefCrawls = "crawls/"
 	// RefRechecks + date points at a recheck record.
 	RefRechecks = "rechecks/"
+	// RefProposals + instance id + "/" + 12 hex points at a schemas.Proposal: a reference
+	// fix an agent proposed for a candidate (envgap propose). A candidate may have several.
+	RefProposals = "proposals/"
+	// RefProposalChecks + instance id + "/" + 12 hex of the proposal points at the verdict
+	// of checking that proposal when it did not verify (a verified one is verdicts/<id>).
+	RefProposalChecks = "proposal-checks/"
+	RefReproductions  = "reproductions/" // TEMP until h15-rows lands
 )

@@ -202,71 +202,124 @@ func attempt(ctx context.Context, ws *Workspace, n int, opts Options, extra []st
 	if n > 1 {
 		feedback = ws.FeedbackFile()
 	}
+	var act *Action
+	switch opts.Agent {
+	case AgentNoop, AgentGold:
+		if opts.Agent == AgentGold {
+			if err := ws.Apply(t.GoldFiles); err != nil {
+				return nil, err
+			}
+		}
+		act = &Action{}
+		files, err := ws.Files()
+		if errors.Is(err, ErrRefused) {
+			act.Refused = err.Error()
+		} else if err != nil {
+			return nil, err
+		}
+		act.Files = files
+	default:
+		env := append([]string{EnvAttempt + "=" + strconv.Itoa(n), EnvMaxAttempts + "=" + strconv.Itoa(opts.MaxAttempts),
+			EnvFeedbackFile + "=" + feedback}, extra...)
+		var err error
+		if act, err = Act(ctx, ws, opts.Agent, env, opts.AttemptTimeout, filepath.Join(keep, "attempt-"+strconv.Itoa(n))); err != nil {
+			return nil, err
+		}
+	}
+	pred := &schemas.Prediction{InstanceID: t.InstanceID, Files: act.Files, Trajectory: act.Trajectory, CostUSD: act.CostUSD}
+	if pred.Files == nil {
+		pred.Files = map[string]*string{}
+	}
+	if act.Refused != "" {
+		status := schemas.EvalRejected
+		if act.Info != nil && act.Info.TimedOut {
+			status = schemas.EvalUnresolved
+		}
+		r := eval.NewResult(t, pred, status, act.Refused)
+		r.Agent = act.Info
+		return r, nil
+	}
+	r, _, err := opts.Evaluator.Score(ctx, t, pred)
+	if err != nil {
+		return nil, err
+	}
+	r.Agent = act.Info
+	return r, nil
+}
+
+// Action is what one run of an agent command did to its workspace.
+type Action struct {
+	// Files is the workspace's changes as a files object (nil when refused before they
+	// could be read).
+	Files      map[string]*string
+	Trajectory []any
+	CostUSD    *float64
+	// Info is how the command ran (nil for the built-in agents).
+	Info *schemas.AgentAttempt
+	// Refused says why the changes cannot be used (the agent's fault): it timed out,
+	// removed its workspace, wrote outside it, or left something that is not a text file.
+	// Empty when they can.
+	Refused string
+}
+
+// Act runs an agent command once in a prepared workspace, with the protocol's
+// environment (task file, workspace, trajectory and cost files, HOME) plus extra, and
+// reads back what it did. The command's output, trajectory and cost are kept at keep
+// (a path prefix: keep.stdout, keep.stderr, keep.trajectory). writable are further
+// files of the run directory the agent may write (besides the trajectory and cost
+// files). run --agent and propose both call it; an error is a fault of the harness,
+// never the agent's.
+func Act(ctx context.Context, ws *Workspace, command string, extra []string, timeout time.Duration, keep string, writable ...string) (*Action, error) {
 	os.Remove(ws.CostFile())
 	before, err := runDirState(ws)
 	if err != nil {
 		return nil, err
 	}
-	var info *schemas.AgentAttempt
-	switch opts.Agent {
-	case AgentNoop:
-	case AgentGold:
-		if err := ws.Apply(t.GoldFiles); err != nil {
-			return nil, err
-		}
-	default:
-		env := append([]string{
-			EnvTaskFile + "=" + ws.TaskFile(), EnvWorkspace + "=" + ws.Dir, EnvAttempt + "=" + strconv.Itoa(n),
-			EnvMaxAttempts + "=" + strconv.Itoa(opts.MaxAttempts), EnvFeedbackFile + "=" + feedback,
-			EnvTrajectoryFile + "=" + ws.TrajectoryFile(), EnvCostFile + "=" + ws.CostFile(),
-			"HOME=" + ws.Home(), "TMPDIR=" + ws.Home(),
-		}, extra...)
-		res, err := RunCommand(ctx, opts.Agent, ws.Dir, env, opts.AttemptTimeout)
-		if err != nil {
-			return nil, err
-		}
-		info = &schemas.AgentAttempt{Command: opts.Agent, ExitCode: res.ExitCode, TimedOut: res.TimedOut,
-			DurationMS: res.Duration.Milliseconds(), StdoutSize: res.StdoutSize, StderrSize: res.StderrSize}
-		prefix := filepath.Join(keep, "attempt-"+strconv.Itoa(n))
-		if err := writeFile(prefix+".stdout", res.Stdout); err != nil {
-			return nil, err
-		}
-		if err := writeFile(prefix+".stderr", res.Stderr); err != nil {
-			return nil, err
-		}
-	}
-	pred := &schemas.Prediction{InstanceID: t.InstanceID, Files: map[string]*string{}}
-	pred.Trajectory, pred.CostUSD = readState(ws, keep, n)
-	refuse := func(status, reason string) *schemas.EvalResult {
-		r := eval.NewResult(t, pred, status, reason)
-		r.Agent = info
-		return r
-	}
-	if _, err := os.Stat(ws.Dir); err != nil {
-		return refuse(schemas.EvalRejected, "the agent removed its workspace"), nil
-	}
-	if info != nil && info.TimedOut {
-		if files, err := ws.Files(); err == nil {
-			pred.Files = files
-		}
-		return refuse(schemas.EvalUnresolved, fmt.Sprintf("the agent did not finish within %s and was stopped (its process group killed); the attempt is not evaluated", opts.AttemptTimeout)), nil
-	}
-	if outside := changedOutside(ws, before); outside != "" {
-		return refuse(schemas.EvalRejected, "the agent wrote outside its workspace: "+outside), nil
-	}
-	files, err := ws.Files()
-	if errors.Is(err, ErrRefused) {
-		return refuse(schemas.EvalRejected, err.Error()), nil
-	} else if err != nil {
-		return nil, err
-	}
-	pred.Files = files
-	r, _, err := opts.Evaluator.Score(ctx, t, pred)
+	env := append([]string{
+		EnvTaskFile + "=" + ws.TaskFile(), EnvWorkspace + "=" + ws.Dir,
+		EnvTrajectoryFile + "=" + ws.TrajectoryFile(), EnvCostFile + "=" + ws.CostFile(),
+		"HOME=" + ws.Home(), "TMPDIR=" + ws.Home(),
+	}, extra...)
+	res, err := RunCommand(ctx, command, ws.Dir, env, timeout)
 	if err != nil {
 		return nil, err
 	}
-	r.Agent = info
-	return r, nil
+	act := &Action{Info: &schemas.AgentAttempt{Command: command, ExitCode: res.ExitCode, TimedOut: res.TimedOut,
+		DurationMS: res.Duration.Milliseconds(), StdoutSize: res.StdoutSize, StderrSize: res.StderrSize}}
+	if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
+		return nil, err
+	}
+	if err := writeFile(keep+".stdout", res.Stdout); err != nil {
+		return nil, err
+	}
+	if err := writeFile(keep+".stderr", res.Stderr); err != nil {
+		return nil, err
+	}
+	act.Trajectory, act.CostUSD = readState(ws, keep)
+	if _, err := os.Stat(ws.Dir); err != nil {
+		act.Refused = "the agent removed its workspace"
+		return act, nil
+	}
+	if res.TimedOut {
+		if files, err := ws.Files(); err == nil {
+			act.Files = files
+		}
+		act.Refused = fmt.Sprintf("the agent did not finish within %s and was stopped (its process group killed); the attempt is not evaluated", timeout)
+		return act, nil
+	}
+	if outside := changedOutside(ws, before, writable...); outside != "" {
+		act.Refused = "the agent wrote outside its workspace: " + outside
+		return act, nil
+	}
+	files, err := ws.Files()
+	if errors.Is(err, ErrRefused) {
+		act.Refused = err.Error()
+		return act, nil
+	} else if err != nil {
+		return nil, err
+	}
+	act.Files = files
+	return act, nil
 }
 
 // runDirState hashes every file of the run directory outside the workspace and HOME.
@@ -295,12 +348,15 @@ func runDirState(ws *Workspace) (map[string][32]byte, error) {
 // changedOutside returns a path of the run directory, outside the workspace and HOME,
 // that the agent created, changed or removed (the trajectory and cost files excepted),
 // or "".
-func changedOutside(ws *Workspace, before map[string][32]byte) string {
+func changedOutside(ws *Workspace, before map[string][32]byte, writable ...string) string {
 	after, err := runDirState(ws)
 	if err != nil {
 		return ws.RunDir + " (" + err.Error() + ")"
 	}
 	allowed := map[string]bool{ws.TrajectoryFile(): true, ws.CostFile(): true}
+	for _, p := range writable {
+		allowed[p] = true
+	}
 	var paths []string
 	for p, h := range after {
 		if b, ok := before[p]; (!ok || b != h) && !allowed[p] {
@@ -322,10 +378,10 @@ func changedOutside(ws *Workspace, before map[string][32]byte) string {
 // readState reads the trajectory and cost the agent may have written, and keeps copies
 // in keep. A trajectory is a JSON array, or JSON Lines (one entry a line); anything else
 // is kept whole as one string entry (which the later-history rules do not inspect).
-func readState(ws *Workspace, keep string, n int) ([]any, *float64) {
+func readState(ws *Workspace, keep string) ([]any, *float64) {
 	var traj []any
 	if b, err := readCapped(ws.TrajectoryFile(), maxStateBytes); err == nil && len(bytes.TrimSpace(b)) > 0 {
-		writeFile(filepath.Join(keep, fmt.Sprintf("attempt-%d.trajectory", n)), b)
+		writeFile(keep+".trajectory", b)
 		if json.Unmarshal(b, &traj) != nil {
 			traj = nil
 			sc := bufio.NewScanner(bytes.NewReader(b))

@@ -193,7 +193,7 @@ func (e *Evaluator) score(ctx context.Context, t *schemas.Task, p *schemas.Predi
 	if _, err := core.ApplyOverlay(project, ov); err != nil {
 		return reject(firstPath(ov, err), strings.TrimPrefix(err.Error(), core.ErrOverlay.Error()+": "))
 	}
-	if path := e.sourceChange(project, ov); path != "" {
+	if path := e.SourceChange(project, ov); path != "" {
 		return reject(path, "changes source file "+path)
 	}
 	run, rd, _, err := e.Runner.RunSpec(ctx, core.Spec{
@@ -252,11 +252,11 @@ func (e *Evaluator) score(ctx context.Context, t *schemas.Task, p *schemas.Predi
 	return r, nil
 }
 
-// sourceChange returns the first path of the overlay that is not an environment file,
+// SourceChange returns the first path of the overlay that is not an environment file,
 // or "". A new path whose content is an unchanged copy of one of the project's files is
 // allowed (a source placed where the build tool expects it, as Lite fixes do); changing
 // or deleting a source is not.
-func (e *Evaluator) sourceChange(project []core.File, ov []schemas.File) string {
+func (e *Evaluator) SourceChange(project []core.File, ov []schemas.File) string {
 	var contents map[string]bool
 	existing := map[string]bool{}
 	for _, f := range project {

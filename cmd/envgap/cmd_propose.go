@@ -1,0 +1,115 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/envgap/envgap/crawl"
+	"github.com/envgap/envgap/crawl/lite"
+	"github.com/envgap/envgap/verify/eval"
+	"github.com/envgap/envgap/verify/propose"
+	"github.com/spf13/cobra"
+)
+
+type proposeOptions struct {
+	engineOptions
+	Agent   string
+	IDs     []string
+	Timeout time.Duration
+	WorkDir string
+	Keep    string
+}
+
+func newProposeCommand(f *factory) *cobra.Command {
+	opts := &proposeOptions{}
+	c := &cobra.Command{
+		Use:   "propose --agent CMD [--ids ...]",
+		Short: "Ask an agent for the reference fix of every reproduced Reported issue that has none",
+		Long: `Ask an agent for a reference fix of every Reported candidate whose failure reproduced in a
+clean container (envgap verify recorded a reproduction) and that has no fix. The agent runs
+as envgap run runs it (README: "Evaluating an agent"): in a workspace holding the project at
+base_commit only, with the task file, plus the reproduction's failing log
+($ENVGAP_FAILURE_LOG), the commands it ran ($ENVGAP_RECIPE_FILE), and a file where it may
+propose its own commands ($ENVGAP_COMMANDS_FILE) where the generated ones are wrong. It may
+run repro_command in the evaluation container ($ENVGAP_REPRO).
+
+Its changes become a proposal, a record of its own linked to the candidate's digest (the
+candidate stays as crawled): the files (environment files only: a source edit is refused, with
+the reason), the patch, the commands, made_by ("AI assistant" with commands, "model" with the
+fix only), the agent command, its trajectory and cost. Run envgap verify next: it checks each
+proposal like any fix (fails before with the expected failure, runs after); the first that
+verifies wins, and admit takes its fix, commands and made_by. An unchanged candidate is not
+asked again with the same agent.`,
+		Example: "  envgap propose --agent 'my-agent --model m'\n  envgap propose --agent ./fix.sh --ids envgap__o__r-12 --timeout 30m",
+		Args:    exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			if strings.TrimSpace(opts.Agent) == "" {
+				return usageError{errors.New("--agent CMD is required")}
+			}
+			if opts.Timeout <= 0 {
+				return usageError{errors.New("--timeout must be positive")}
+			}
+			return runPropose(c, f, opts)
+		},
+	}
+	c.Flags().StringVar(&opts.Agent, "agent", "", "the agent command, run with sh -c in the workspace")
+	c.Flags().StringSliceVar(&opts.IDs, "ids", nil, "candidates to ask for (comma-separated or repeated; default every eligible one)")
+	c.Flags().DurationVar(&opts.Timeout, "timeout", 20*time.Minute, "time limit of the agent on one candidate")
+	c.Flags().StringVar(&opts.WorkDir, "work-dir", "", "where workspaces are made (default: a temporary directory)")
+	c.Flags().StringVar(&opts.Keep, "keep", "", "a folder to keep each agent's stdout, stderr and trajectory in")
+	opts.engineOptions.addFlags(c)
+	return c
+}
+
+func runPropose(c *cobra.Command, f *factory, opts *proposeOptions) error {
+	sess, vo, err := opts.open(c, f)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	ev := &eval.Evaluator{Store: sess.Stage.Store, Runner: sess.Stage, Checkout: vo.Checkout, Limits: vo.Limits,
+		IsEnvFile: func(p string) bool { return crawl.ClassifyPath(p).IsEnv() }}
+	repro := ""
+	if exe, err := os.Executable(); err == nil {
+		repro = "'" + strings.ReplaceAll(exe, "'", `'\''`) + "' agent-repro"
+	}
+	rep, err := propose.Run(c.Context(), propose.Options{
+		Store: sess.Stage.Store, Evaluator: ev, Materialize: materialize(opts.GitURLTemplate), Patch: lite.Patch,
+		Agent: opts.Agent, Timeout: opts.Timeout, IDs: opts.IDs, WorkDir: opts.WorkDir, OutDir: opts.Keep,
+		ReproCommand: repro,
+		Progress: func(r propose.Result) {
+			switch {
+			case r.Error != "":
+				fmt.Fprintf(f.Err, "%s: no proposal: %s\n", r.InstanceID, r.Error)
+			case r.Refused != "":
+				fmt.Fprintf(f.Err, "%s: proposal %s refused: %s\n", r.InstanceID, r.Proposal.Short(), r.Refused)
+			default:
+				fmt.Fprintf(f.Err, "%s: proposal %s (%s; %s)\n", r.InstanceID, r.Proposal.Short(), r.MadeBy, strings.Join(r.Files, ", "))
+			}
+		},
+	})
+	if rep == nil {
+		return err
+	}
+	if f.Global.JSON {
+		if perr := f.printJSON(rep); perr != nil {
+			return perr
+		}
+	} else {
+		fmt.Fprintf(f.Out, "asked for %d fixes: %d proposed, %d refused, %d unchanged (not asked again), %d failed\n",
+			len(rep.Results), rep.Proposed, rep.Refused, rep.Cached, rep.Failed)
+		if rep.Proposed+rep.Cached > rep.Refused {
+			fmt.Fprintln(f.Out, "next: envgap verify checks the proposals; envgap admit turns the verified ones into tasks")
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if rep.Failed > 0 {
+		return partialError{fmt.Errorf("%d candidate(s) have no proposal because of faults; run envgap propose again", rep.Failed)}
+	}
+	return nil
+}
