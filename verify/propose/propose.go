@@ -317,7 +317,11 @@ func ask(ctx context.Context, tg target, opts Options) (*schemas.Proposal, error
 			return nil, err
 		}
 		defer srv.Close()
-		env = append(env, srv.Env(opts.ReproCommand)...)
+		extra, err := srv.Env(opts.ReproCommand)
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, extra...)
 	}
 	keep := filepath.Join(runDir, "agent")
 	if opts.OutDir != "" {
