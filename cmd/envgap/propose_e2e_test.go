@@ -1,0 +1,180 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/schemas"
+)
+
+// proposeAgents are scripted agents for envgap propose, run with sh -c in the workspace.
+var proposeAgents = map[string]string{
+	// Declares left-pad, at a version that was never published: the fix does not run.
+	"wrong": `cat > package.json <<'EOF'
+{
+  "name": "padder",
+  "version": "1.0.0",
+  "private": true,
+  "main": "index.js",
+  "dependencies": {
+    "left-pad": "99.99.99"
+  }
+}
+EOF
+`,
+	// Rewrites the source instead of the environment: refused.
+	"source": `printf "console.log('42'.padStart(5, '0'));\n" > index.js`,
+	// Reads the failing log, declares left-pad 1.3.0, proposes the run command, and keeps
+	// a trajectory.
+	"good": `grep -q "Cannot find module 'left-pad'" "$ENVGAP_FAILURE_LOG" || exit 3
+cat > package.json <<'EOF'
+` + e2ePkgLeftPad + `EOF
+printf '{"run_command": "node index.js"}\n' > "$ENVGAP_COMMANDS_FILE"
+printf '[{"step": 1, "action": "read the failing log"}, {"step": 2, "action": "declared left-pad 1.3.0"}]\n' > "$ENVGAP_TRAJECTORY_FILE"
+printf '0.02\n' > "$ENVGAP_COST_FILE"
+`,
+}
+
+// TestE2EProposeReportedFix takes a Reported issue all the way to a repair task: crawl
+// issues against the fake GitHub (issue #1 of padco/padder, whose left-pad crash
+// reproduces at its base commit), verify (a reproduction, no verdict), propose with three
+// scripted agents (a wrong fix, a source edit, a working fix with commands), verify again
+// (the wrong fix fails its check, the source edit was refused, the working fix verifies),
+// admit and export: the task's gold_files are the working proposal's, made_by is
+// "AI assistant", and issue #2's control is made_by "recipe generator".
+func TestE2EProposeReportedFix(t *testing.T) {
+	w := newE2EWorld(t)
+	store := filepath.Join(t.TempDir(), "store")
+	repos := writeFile(t, "repos.txt", e2eRepo+"\n")
+	tmpl := w.gitURLTemplate()
+	cli := func(args ...string) string {
+		t.Helper()
+		out, errOut, err := runGitHubCLI(t, cliTestToken, append([]string{"--store", store}, args...)...)
+		if err != nil {
+			t.Fatalf("envgap %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, errOut)
+		}
+		return out
+	}
+	cli("crawl", "issues", "--crawl-id", "e2e-issues", "--repos", repos, "--api-url", w.fake.URL, "--git-url-template", tmpl)
+	st, err := data.Open(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue, err := st.CandidateByID(e2eRepaired)
+	if err != nil {
+		t.Fatalf("issue #1 is no Reported candidate: %v", err)
+	}
+	if issue.Set != schemas.SourceReported || issue.BaseCommit != w.sha["c1"] || len(issue.GoldFiles) != 0 {
+		t.Fatalf("issue #1: %+v", issue.Candidate)
+	}
+
+	requireEngine(t, schemas.EcosystemJavaScript.Image())
+	verify := func() map[string]string {
+		t.Helper()
+		out := cli("--json", "verify", "--git-url-template", tmpl, "--step-timeout", "5m")
+		var rep struct {
+			Results []struct{ InstanceID, Outcome, Reason, Error string }
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("verify: %v\n%s", err, out)
+		}
+		got := map[string]string{}
+		for _, r := range rep.Results {
+			got[r.InstanceID] = r.Outcome
+			t.Logf("verify %s: %s: %s%s", r.InstanceID, r.Outcome, r.Reason, r.Error)
+		}
+		return got
+	}
+	if got, want := verify(), map[string]string{e2eRepaired: "not_checked", e2eControl: "already_works"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("first verify: %v, want %v", got, want)
+	}
+	if _, err := st.Ref(data.RefReproductions + e2eRepaired); err != nil {
+		t.Fatalf("no reproduction of issue #1: %v", err)
+	}
+
+	// Three agents propose, in this order.
+	agentDir := t.TempDir()
+	propose := func(name string) map[string]any {
+		t.Helper()
+		script := filepath.Join(agentDir, name+".sh")
+		if err := os.WriteFile(script, []byte(proposeAgents[name]), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out := cli("--json", "propose", "--agent", "sh "+script, "--git-url-template", tmpl, "--timeout", "2m")
+		var rep struct{ Results []map[string]any }
+		if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Results) != 1 {
+			t.Fatalf("propose %s: %v\n%s", name, err, out)
+		}
+		return rep.Results[0]
+	}
+	if r := propose("wrong"); r["refused"] != nil || r["made_by"] != schemas.MadeByModel {
+		t.Errorf("wrong fix: %v", r)
+	}
+	if r := propose("source"); !strings.Contains(r["refused"].(string), "changes source file index.js") {
+		t.Errorf("source edit: %v", r)
+	}
+	good := propose("good")
+	if good["refused"] != nil || good["made_by"] != schemas.MadeByAIAssistant {
+		t.Errorf("working fix: %v", good)
+	}
+	// The same agent on the unchanged candidate is not asked again.
+	if r := propose("good"); r["cached"] != true || r["proposal"] != good["proposal"] {
+		t.Errorf("asked again: %v", r)
+	}
+
+	if got := verify(); got[e2eRepaired] != "verified" {
+		t.Fatalf("second verify: %v, want issue #1 verified with the working proposal", got)
+	}
+	v, _, err := st.Verdict(e2eRepaired)
+	if err != nil || v.Proposal.String() != good["proposal"] {
+		t.Fatalf("verdict %+v (%v): want proposal %v", v, err, good["proposal"])
+	}
+	checks, err := st.Refs(data.RefProposalChecks + e2eRepaired + "/")
+	if err != nil || len(checks) != 1 {
+		t.Fatalf("proposal checks %v (%v): want the wrong fix's failed check", checks, err)
+	}
+	var failed schemas.Verdict
+	if err := st.GetJSON(checks[0].Digest, &failed); err != nil || failed.Outcome != schemas.OutcomeNotReproduced ||
+		!strings.Contains(failed.Reason, "did not make the project run") {
+		t.Errorf("the wrong fix's check: %+v (%v)", failed, err)
+	}
+
+	if out := cli("admit"); !strings.Contains(out, "2 admitted") {
+		t.Fatalf("admit: %s", out)
+	}
+	review := writeFile(t, "scan-review.json", "{\n  \"version\": 1,\n  \"decisions\": []\n}\n")
+	cli("scan", "--review", review)
+	release := filepath.Join(t.TempDir(), "release")
+	cli("export", "--out", release, "--no-audit")
+	rows, err := export.ReadTasks(release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]schemas.Task{}
+	for _, r := range rows {
+		byID[r.InstanceID] = r
+	}
+	task := byID[e2eRepaired]
+	if task.IsControl || task.Source != schemas.SourceReported || task.RunCommand != "node index.js" ||
+		!reflect.DeepEqual(task.GoldFiles, []schemas.File{{Path: "package.json", Content: &[]string{e2ePkgLeftPad}[0]}}) ||
+		!strings.Contains(task.Patch, `+    "left-pad": "1.3.0"`) || task.FailureSignature == "" || task.ExpectedFailureRegex == "" {
+		t.Errorf("task row of issue #1: %+v", task)
+	}
+	made := map[string]string{}
+	cands, err := export.ReadCandidates(release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cands {
+		made[c.InstanceID] = c.MadeBy
+	}
+	if want := map[string]string{e2eRepaired: schemas.MadeByAIAssistant, e2eControl: schemas.MadeByRecipeGenerator}; !reflect.DeepEqual(made, want) {
+		t.Errorf("made_by of the candidates config: %v, want %v", made, want)
+	}
+}
