@@ -101,7 +101,11 @@ func Admit(st catalog.Store, opts AdmitOptions) (*AdmitReport, error) {
 		if err != nil {
 			return nil, fmt.Errorf("admit %s: %w", c.InstanceID, err)
 		}
-		t, problems := BuildTask(&c.Candidate, &v, audit, audited)
+		checked, err := checkedCandidate(st, c.Candidate, &v)
+		if err != nil {
+			return nil, fmt.Errorf("admit: %w", err)
+		}
+		t, problems := BuildTask(&checked, &v, audit, audited)
 		if len(problems) > 0 {
 			a.Action, a.Problems = ActionRefused, problems
 			rep.add(a)

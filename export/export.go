@@ -374,6 +374,16 @@ func candidateRows(st catalog.Store, tasks []schemas.Task, redact func(*schemas.
 		var t *schemas.Task
 		if status.Outcome == schemas.OutcomeTask {
 			t = byID[c.InstanceID]
+			// made_by says how the task's fix and commands were made.
+			if v, _, err := st.Verdict(c.InstanceID); err == nil {
+				checked, err := checkedCandidate(st, c, &v)
+				if err != nil {
+					return nil, 0, fmt.Errorf("export: %w", err)
+				}
+				c.MadeBy = checked.MadeBy
+			} else if !errors.Is(err, data.ErrNotFound) {
+				return nil, 0, fmt.Errorf("export: candidate %s: %w", c.InstanceID, err)
+			}
 		}
 		out = append(out, candidateRowOf(&c, status.Outcome, status.Reason, t))
 	}

@@ -77,3 +77,26 @@ func (p *Proposal) Apply(c Candidate) Candidate {
 	}
 	return c
 }
+
+// ApplyRecipe returns a recipe with the proposed commands in place of its own. The recipe
+// stays Generated only when the proposal gave none of resolve, repro and run.
+func (p *Proposal) ApplyRecipe(r Recipe) Recipe {
+	cm := p.Commands
+	if cm == nil {
+		return r
+	}
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&r.BootstrapCommand, cm.BootstrapCommand)
+	set(&r.ResolveCommand, cm.ResolveCommand)
+	set(&r.ReproCommand, cm.ReproCommand)
+	set(&r.RunCommand, cm.RunCommand)
+	set(&r.ExpectedFailureRegex, cm.ExpectedFailureRegex)
+	if cm.ResolveCommand != "" || cm.ReproCommand != "" || cm.RunCommand != "" {
+		r.Generated = false
+	}
+	return r
+}

@@ -130,7 +130,10 @@ type Verdict struct {
 	CoreVersion      string `json:"core_version"`
 	DecidedAt        string `json:"decided_at"`
 	FailureSignature string `json:"failure_signature,omitempty"`
-	Previous         Digest `json:"previous,omitzero"`
+	// Proposal is the agent's proposal (envgap propose) this verdict checked as the fix;
+	// zero when the candidate's own fix was checked.
+	Proposal Digest `json:"proposal,omitzero"`
+	Previous Digest `json:"previous,omitzero"`
 }
 
 // Tier says how likely a credential finding is to be real.

@@ -23,6 +23,9 @@ type verifyKey struct {
 	Core      string         `json:"core"`
 	Repeat    int            `json:"repeat"`
 	Limits    sandbox.Limits `json:"limits"`
+	// Proposal is the proposal checked as the fix (zero for the candidate's own fix: the
+	// keys of candidates without proposals are unchanged).
+	Proposal schemas.Digest `json:"proposal,omitzero"`
 }
 
 func fail(id string, err error) Result {
@@ -58,7 +61,7 @@ func (s *Stage) cached(id string, key schemas.Digest) (Result, bool) {
 	if err := s.Store.GetJSON(d, &v); err != nil || len(s.Store.Missing(d)) > 0 {
 		return Result{}, false // lost parts: decide it again
 	}
-	if err := s.Store.SetRef(data.RefVerdicts+id, d); err != nil {
+	if err := s.Store.SetRef(verdictRef(&v), d); err != nil {
 		return fail(id, err), true
 	}
 	return Result{InstanceID: id, Outcome: v.Outcome, Reason: v.Reason, Stability: v.Stability, Cached: true, Verdict: d}, true
@@ -67,6 +70,23 @@ func (s *Stage) cached(id string, key schemas.Digest) (Result, bool) {
 // one verifies one candidate. When wait is false and another worker holds the
 // candidate's claim, it returns a deferred result at once.
 func (s *Stage) one(ctx context.Context, cr *core.Core, c catalog.CandidateEntry, opts Options, wait bool) Result {
+	if len(c.GoldFiles) == 0 {
+		props, err := s.proposals(&c)
+		if err != nil {
+			return fail(c.InstanceID, err)
+		}
+		if len(props) > 0 {
+			return s.withProposals(ctx, cr, c, props, opts, wait)
+		}
+	}
+	return s.check(ctx, cr, c, nil, opts, wait)
+}
+
+// check verifies a candidate with its own fix, or with a proposal's (p): the proposal's
+// gold_files are the fix and its commands replace the candidate's where given. A verdict
+// checking a proposal names it; when it is not verified it is kept under
+// proposal-checks/<id>/<proposal> and the candidate stays without a verdict.
+func (s *Stage) check(ctx context.Context, cr *core.Core, c catalog.CandidateEntry, p *proposal, opts Options, wait bool) Result {
 	id := c.InstanceID
 	// The project is fetched only when it is needed: to generate missing commands (once
 	// per candidate; the result is memoised) or to run. A re-verify of unchanged
@@ -84,11 +104,16 @@ func (s *Stage) one(ctx context.Context, cr *core.Core, c catalog.CandidateEntry
 	if err != nil {
 		return fail(id, err)
 	}
+	fix := c.GoldFiles
+	var pd schemas.Digest
+	if p != nil {
+		recipe, fix, pd = p.rec.ApplyRecipe(recipe), p.rec.GoldFiles, p.digest
+	}
 	imageID, err := s.imageID(ctx, cr, recipe.Image)
 	if err != nil {
 		return fail(id, &core.InfraError{Err: fmt.Errorf("%s: %w", id, err)})
 	}
-	key, err := schemas.DigestOf(verifyKey{c.Digest, recipe, imageID, core.Version, opts.Repeat, opts.Limits})
+	key, err := schemas.DigestOf(verifyKey{c.Digest, recipe, imageID, core.Version, opts.Repeat, opts.Limits, pd})
 	if err != nil {
 		return fail(id, err)
 	}
@@ -119,7 +144,7 @@ func (s *Stage) one(ctx context.Context, cr *core.Core, c catalog.CandidateEntry
 		if err != nil {
 			return fail(id, err)
 		}
-		a, ad, err := s.run(ctx, cr, core.Spec{InstanceID: id, Side: core.SideAfter, Project: project, Overlay: c.GoldFiles, Recipe: recipe, RegistryDate: c.RegistryDate, Limits: opts.Limits}, imageID, "", i)
+		a, ad, err := s.run(ctx, cr, core.Spec{InstanceID: id, Side: core.SideAfter, Project: project, Overlay: fix, Recipe: recipe, RegistryDate: c.RegistryDate, Limits: opts.Limits}, imageID, "", i)
 		if err != nil {
 			return fail(id, err)
 		}
@@ -140,7 +165,7 @@ func (s *Stage) one(ctx context.Context, cr *core.Core, c catalog.CandidateEntry
 			obs[i].BeforeMatched = obs[i].BeforeFailed && sig != "" && matches(derivedRegex, obs[i].FailedLine)
 		}
 	}
-	dec := Classify(c.Set, len(c.GoldFiles) > 0, obs)
+	dec := Classify(c.Set, len(fix) > 0, obs)
 	if recipe.ExpectedFailureRegex == "" && sig == "" && len(obs) > 0 && obs[0].BeforeFailed && dec.Outcome == schemas.OutcomeNotReproduced && !strings.HasPrefix(dec.Reason, "flaky") {
 		dec.Reason = fmt.Sprintf("the project failed before the fix (step %s: %q), but that is not a recognised environment failure and the candidate gives no expected_failure_regex; add one if this is the failure", obs[0].FailedStep, obs[0].FailedLine)
 	}
@@ -148,6 +173,7 @@ func (s *Stage) one(ctx context.Context, cr *core.Core, c catalog.CandidateEntry
 		Kind: "verdict", InstanceID: id, Candidate: c.Digest, Key: key, Outcome: dec.Outcome, Reason: dec.Reason,
 		IsControl: dec.IsControl, Recipe: recipe, Before: before, After: after, Stability: dec.Stability,
 		CoreVersion: core.Version, DecidedAt: opts.Now().UTC().Format(time.RFC3339), FailureSignature: c.FailureSignature,
+		Proposal: pd,
 	}
 	if recipe.ExpectedFailureRegex == "" && sig != "" {
 		v.Recipe.ExpectedFailureRegex, v.FailureSignature = derivedRegex, sig
@@ -160,7 +186,9 @@ func (s *Stage) one(ctx context.Context, cr *core.Core, c catalog.CandidateEntry
 	// The verdict this one replaces; none when there is none, or when it was lost (this
 	// run decides it again).
 	if _, prev, err := s.Store.Verdict(id); err == nil {
-		v.Previous = prev
+		if verdictRef(&v) == data.RefVerdicts+id {
+			v.Previous = prev
+		}
 	} else if !errors.Is(err, data.ErrNotFound) && !errors.Is(err, data.ErrDangling) {
 		return fail(id, err)
 	}
@@ -176,10 +204,19 @@ func (s *Stage) one(ctx context.Context, cr *core.Core, c catalog.CandidateEntry
 	if err := s.Store.SetMemo("verify", key, d); err != nil {
 		return fail(id, err)
 	}
-	if err := s.Store.SetRef(data.RefVerdicts+id, d); err != nil {
+	if err := s.Store.SetRef(verdictRef(&v), d); err != nil {
 		return fail(id, err)
 	}
 	return Result{InstanceID: id, Outcome: v.Outcome, Reason: v.Reason, Stability: v.Stability, Verdict: d}
+}
+
+// verdictRef is the ref a verify result is recorded under: verdicts/<id>, or for the
+// check of a proposal that did not verify, proposal-checks/<id>/<proposal>.
+func verdictRef(v *schemas.Verdict) string {
+	if !v.Proposal.IsZero() && v.Outcome != schemas.OutcomeVerified {
+		return data.RefProposalChecks + v.InstanceID + "/" + v.Proposal.Short()
+	}
+	return data.RefVerdicts + v.InstanceID
 }
 
 func matches(re, s string) bool {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
 	"github.com/envgap/envgap/verify/agent"
@@ -54,7 +55,7 @@ type PatchFunc func(project, fix []schemas.File) (string, error)
 // Options configure a propose run. Store, Evaluator, Materialize, Agent and Patch are
 // required.
 type Options struct {
-	Store *data.Store
+	Store catalog.Store
 	// Evaluator gives the environment-file classifier, the checkout of GitHub projects
 	// and the runner the repro command uses.
 	Evaluator   *eval.Evaluator
@@ -108,7 +109,7 @@ type memoKey struct {
 
 // target is a candidate that can be given to an agent, with its reproduction.
 type target struct {
-	cand  data.CandidateEntry
+	cand  catalog.CandidateEntry
 	repro schemas.Verdict
 	rd    schemas.Digest
 }
@@ -155,7 +156,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 // Eligible reports whether a candidate can be given to an agent: a Reported candidate
 // with no reference fix whose failure reproduced (a reproduction is recorded), and no
 // verdict yet. The reason says why not.
-func Eligible(st *data.Store, c *data.CandidateEntry) (schemas.Verdict, schemas.Digest, string, error) {
+func Eligible(st catalog.Store, c *catalog.CandidateEntry) (schemas.Verdict, schemas.Digest, string, error) {
 	var v schemas.Verdict
 	switch {
 	case c.Set != schemas.SourceReported:
@@ -183,7 +184,7 @@ func Eligible(st *data.Store, c *data.CandidateEntry) (schemas.Verdict, schemas.
 	return v, d, "", nil
 }
 
-func selectTargets(st *data.Store, ids []string) ([]target, error) {
+func selectTargets(st catalog.Store, ids []string) ([]target, error) {
 	all, err := st.Candidates()
 	if err != nil {
 		return nil, err
@@ -428,7 +429,7 @@ func readCommands(path string) (*schemas.ProposedCommands, string) {
 
 // failureLog writes the reproduction's run before the fix as a person reads it: each
 // step's command, the end of its output and its exit code.
-func failureLog(st *data.Store, repro schemas.Verdict) ([]byte, error) {
+func failureLog(st catalog.Store, repro schemas.Verdict) ([]byte, error) {
 	var b bytes.Buffer
 	if len(repro.Before) == 0 {
 		return []byte("(the reproduction recorded no run)\n"), nil
