@@ -72,7 +72,34 @@ echo "fixture PyPI index: $PYPI_URL"
 note "envgap crawl lite --study data/demo/study"
 "$BIN" --store "$STORE" crawl lite --study data/demo/study
 
-run_stage verify --pypi-upstream "$PYPI_URL"
+# A Reported issue: a small Python project in a local git repository (a fixture; a crawl
+# of GitHub issues makes such candidates), whose issue says it crashes on a clean machine.
+# Its base commit is made with a fixed author and date, so its hash is always the same.
+note "a Reported issue: envgap-demo/grades#7 (data/demo/reported, a local repository)"
+GIT_ROOT=$OUT/git
+rm -rf "$GIT_ROOT"
+repo=$GIT_ROOT/envgap-demo/grades
+git init -q -b main "$repo"
+cp -R data/demo/reported/envgap-demo/grades/files/. "$repo/"
+git -C "$repo" -c core.fileMode=false add -A
+d=2026-03-10T09:30:00+00:00
+GIT_AUTHOR_NAME=envgap GIT_AUTHOR_EMAIL=envgap@invalid GIT_AUTHOR_DATE=$d \
+GIT_COMMITTER_NAME=envgap GIT_COMMITTER_EMAIL=envgap@invalid GIT_COMMITTER_DATE=$d \
+	git -C "$repo" -c commit.gpgSign=false commit -q -m "grades as reported"
+git -C "$repo" config uploadpack.allowReachableSHA1InWant true
+base=$(git -C "$repo" rev-parse HEAD)
+sed "s/@BASE_COMMIT@/$base/" data/demo/reported/candidates.jsonl.in >"$OUT/reported.jsonl"
+"$BIN" --store "$STORE" add "$OUT/reported.jsonl"
+GIT_TMPL="file://$(cd "$GIT_ROOT" && pwd)/{owner}/{name}"
+
+# verify: the Lite projects are checked with their repairs; the Reported issue has no fix,
+# so its reproduced failure is recorded as a reproduction (not_checked, waiting for a fix).
+run_stage verify --pypi-upstream "$PYPI_URL" --git-url-template "$GIT_TMPL"
+# propose: an agent writes the Reported issue's reference fix from the issue, the source and
+# the failing log (here data/demo/agents/propose-fix.sh, a scripted stand-in for an AI
+# assistant); verify then checks the proposal like any fix.
+run_stage propose --agent "bash $PWD/data/demo/agents/propose-fix.sh" --git-url-template "$GIT_TMPL" --pypi-upstream "$PYPI_URL"
+run_stage verify --pypi-upstream "$PYPI_URL" --git-url-template "$GIT_TMPL"
 run_stage admit
 run_stage scan
 # The audit asks PyPI's JSON API (the fixture index serves it too) and the npm registry
@@ -90,13 +117,13 @@ run_stage hf check --release "$OUT/hub/harness/envgap-source.zip"
 
 # Score the built-in predictions on the exported tasks, as a user of the benchmark would
 # (the Hub folder alone): gold (each task's reference fix) must resolve every repair task;
-# noop (no change) resolves only controls, and the demo's tasks are all Lite repairs, so
-# noop resolves none of them.
+# noop (no change) resolves only controls, and the demo's tasks are all repairs (four Lite
+# projects and the Reported issue), so noop resolves none of them.
 if [ -d "$OUT/hub" ]; then
 	rm -rf "$OUT/results"
 	for pred in gold noop; do
 		run_stage eval --pred "$pred" --split full --tasks "$OUT/hub" --out "$OUT/results/$pred" \
-			--pypi-upstream "$PYPI_URL" --pypi "${PYPI_URL%/simple/}" --osv data/demo/osv.json
+			--git-url-template "$GIT_TMPL" --pypi-upstream "$PYPI_URL" --pypi "${PYPI_URL%/simple/}" --osv data/demo/osv.json
 	done
 	run_stage report "$OUT/results/gold" "$OUT/results/noop" --chart "$OUT/results/resolved.png"
 fi
