@@ -79,7 +79,12 @@ func TestE2EProposeReportedFix(t *testing.T) {
 		t.Helper()
 		out := cli("--json", "verify", "--git-url-template", tmpl, "--step-timeout", "5m")
 		var rep struct {
-			Results []struct{ InstanceID, Outcome, Reason, Error string }
+			Results []struct {
+				InstanceID string `json:"instance_id"`
+				Outcome    string `json:"outcome"`
+				Reason     string `json:"reason"`
+				Error      string `json:"error"`
+			} `json:"results"`
 		}
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("verify: %v\n%s", err, out)
@@ -107,7 +112,9 @@ func TestE2EProposeReportedFix(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := cli("--json", "propose", "--agent", "sh "+script, "--git-url-template", tmpl, "--timeout", "2m")
-		var rep struct{ Results []map[string]any }
+		var rep struct {
+			Results []map[string]any `json:"results"`
+		}
 		if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Results) != 1 {
 			t.Fatalf("propose %s: %v\n%s", name, err, out)
 		}
