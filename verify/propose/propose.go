@@ -324,7 +324,13 @@ func ask(ctx context.Context, tg target, opts Options) (*schemas.Proposal, error
 		}
 		env = append(env, extra...)
 	}
-	keep := filepath.Join(runDir, "agent")
+	// The agent's output is kept outside its run directory (which it may not write).
+	keepDir, err := os.MkdirTemp(work, "propose-out-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(keepDir)
+	keep := filepath.Join(keepDir, "agent")
 	if opts.OutDir != "" {
 		keep = filepath.Join(opts.OutDir, c.InstanceID, opts.Now().UTC().Format("20060102T150405Z"))
 	}
