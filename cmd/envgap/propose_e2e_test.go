@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/schemas"
 )
@@ -62,7 +63,7 @@ func TestE2EProposeReportedFix(t *testing.T) {
 		return out
 	}
 	cli("crawl", "issues", "--crawl-id", "e2e-issues", "--repos", repos, "--api-url", w.fake.URL, "--git-url-template", tmpl)
-	st, err := data.Open(store)
+	st, err := catalog.Open(store)
 	if err != nil {
 		t.Fatal(err)
 	}
