@@ -238,9 +238,11 @@ func (s *Stage) selectCandidates(ids []string) ([]catalog.CandidateEntry, error)
 		if c.Outcome != "" && c.Outcome != schemas.OutcomeNotChecked {
 			continue // decided by its import (Lite)
 		}
-		if _, err := s.Store.Ref(data.RefVerdicts + c.InstanceID); err == nil {
+		// A not_checked verdict is no verdict ("waiting for its clean-container check"):
+		// such a candidate is checked again, with the fixes proposed since.
+		if v, _, err := s.Store.Verdict(c.InstanceID); err == nil && v.Outcome != schemas.OutcomeNotChecked {
 			continue
-		} else if !errors.Is(err, data.ErrNotFound) {
+		} else if err != nil && !errors.Is(err, data.ErrNotFound) && !errors.Is(err, data.ErrDangling) {
 			return nil, err
 		}
 		out = append(out, c)

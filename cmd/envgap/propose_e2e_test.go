@@ -100,8 +100,9 @@ func TestE2EProposeReportedFix(t *testing.T) {
 	if got, want := verify(), map[string]string{e2eRepaired: "not_checked", e2eControl: "already_works"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("first verify: %v, want %v", got, want)
 	}
-	if _, err := st.Ref(data.RefReproductions + e2eRepaired); err != nil {
-		t.Fatalf("no reproduction of issue #1: %v", err)
+	_, errRepro := st.Ref(data.RefReproductions + e2eRepaired)
+	if v, _, err := st.Verdict(e2eRepaired); errRepro != nil && (err != nil || v.Outcome != schemas.OutcomeNotChecked) {
+		t.Fatalf("no reproduction of issue #1: %v, verdict %+v (%v)", errRepro, v, err)
 	}
 
 	// Three agents propose, in this order.

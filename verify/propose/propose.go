@@ -164,19 +164,28 @@ func Eligible(st catalog.Store, c *catalog.CandidateEntry) (schemas.Verdict, sch
 	case len(c.GoldFiles) > 0:
 		return v, schemas.Digest{}, "it has a reference fix already", nil
 	}
-	if _, _, err := st.Verdict(c.InstanceID); err == nil {
-		return v, schemas.Digest{}, "it has a verdict already", nil
-	} else if !errors.Is(err, data.ErrNotFound) {
-		return v, schemas.Digest{}, "", err
-	}
-	d, err := st.Ref(data.RefReproductions + c.InstanceID)
-	if errors.Is(err, data.ErrNotFound) {
-		return v, d, "its failure has not been reproduced (run envgap verify first)", nil
-	} else if err != nil {
+	// The reproduction: a reproductions/<id> record, or a not_checked verdict of a failure
+	// that reproduced without a fix (a verdict is no reproduction when it decided anything
+	// else).
+	v, d, err := st.Verdict(c.InstanceID)
+	switch {
+	case err == nil && v.Outcome != schemas.OutcomeNotChecked:
+		return v, d, "it has a verdict already (" + string(v.Outcome) + ")", nil
+	case err != nil && !errors.Is(err, data.ErrNotFound):
 		return v, d, "", err
+	case err != nil:
+		d, err = st.Ref(data.RefReproductions + c.InstanceID)
+		if errors.Is(err, data.ErrNotFound) {
+			return v, d, "its failure has not been reproduced (run envgap verify first)", nil
+		} else if err != nil {
+			return v, d, "", err
+		}
+		if err := st.GetJSON(d, &v); err != nil {
+			return v, d, "", fmt.Errorf("reproduction of %s: %w", c.InstanceID, err)
+		}
 	}
-	if err := st.GetJSON(d, &v); err != nil {
-		return v, d, "", fmt.Errorf("reproduction of %s: %w", c.InstanceID, err)
+	if len(v.Before) == 0 {
+		return v, d, "its verdict records no run before the fix", nil
 	}
 	if v.Candidate != c.Digest {
 		return v, d, "its reproduction was made for another version of the candidate (run envgap verify again)", nil
