@@ -42,7 +42,9 @@ type Proposal struct {
 	Run        *AgentAttempt `json:"agent_run"`
 	// Refused says why the proposal cannot be checked (a source edit, no change, a write
 	// outside the workspace, a timeout, ...); empty when it can.
-	Refused    string `json:"refused,omitempty"`
+	Refused string `json:"refused,omitempty"`
+	// ProposedAt is when it was proposed (RFC 3339 with nanoseconds, UTC): proposals are
+	// checked in this order.
 	ProposedAt string `json:"proposed_at"`
 }
 

@@ -354,7 +354,7 @@ func ask(ctx context.Context, tg target, opts Options) (*schemas.Proposal, error
 	}
 	p := &schemas.Proposal{Kind: "proposal", InstanceID: c.InstanceID, Candidate: c.Digest, Reproduction: tg.rd,
 		Agent: opts.Agent, MadeBy: schemas.MadeByModel, GoldFiles: []schemas.File{}, CostUSD: act.CostUSD, Run: act.Info,
-		ProposedAt: opts.Now().UTC().Format(time.RFC3339)}
+		ProposedAt: opts.Now().UTC().Format(time.RFC3339Nano)}
 	if len(act.Trajectory) > 0 {
 		b, err := json.Marshal(act.Trajectory)
 		if err != nil {
