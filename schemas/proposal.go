@@ -65,18 +65,10 @@ func (c *ProposedCommands) Empty() bool { return c == nil || *c == (ProposedComm
 // the proposed commands where given. made_by becomes the proposal's.
 func (p *Proposal) Apply(c Candidate) Candidate {
 	c.GoldFiles, c.Patch, c.MadeBy = p.GoldFiles, p.Patch, p.MadeBy
-	if cm := p.Commands; cm != nil {
-		set := func(dst *string, v string) {
-			if v != "" {
-				*dst = v
-			}
-		}
-		set(&c.BootstrapCommand, cm.BootstrapCommand)
-		set(&c.ResolveCommand, cm.ResolveCommand)
-		set(&c.ReproCommand, cm.ReproCommand)
-		set(&c.RunCommand, cm.RunCommand)
-		set(&c.ExpectedFailureRegex, cm.ExpectedFailureRegex)
-	}
+	r := p.ApplyRecipe(Recipe{BootstrapCommand: c.BootstrapCommand, ResolveCommand: c.ResolveCommand,
+		ReproCommand: c.ReproCommand, RunCommand: c.RunCommand, ExpectedFailureRegex: c.ExpectedFailureRegex})
+	c.BootstrapCommand, c.ResolveCommand, c.ReproCommand = r.BootstrapCommand, r.ResolveCommand, r.ReproCommand
+	c.RunCommand, c.ExpectedFailureRegex = r.RunCommand, r.ExpectedFailureRegex
 	return c
 }
 

@@ -128,6 +128,14 @@ func TestE2EProposeReportedFix(t *testing.T) {
 	if r := propose("source"); !strings.Contains(r["refused"].(string), "changes source file index.js") {
 		t.Errorf("source edit: %v", r)
 	}
+	// The wrong fix is checked and fails: no verdict, and status says so.
+	if got := verify(); got[e2eRepaired] != "not_checked" {
+		t.Fatalf("verify with the wrong fix: %v", got)
+	}
+	if st, err := st.CurrentOutcome(issue.Candidate); err != nil || st.Outcome != schemas.OutcomeNotChecked ||
+		!strings.Contains(st.Reason, "waiting for a working fix; 1 proposed fix(es)") {
+		t.Errorf("current outcome with a failed proposal: %+v (%v)", st, err)
+	}
 	good := propose("good")
 	if good["refused"] != nil || good["made_by"] != schemas.MadeByAIAssistant {
 		t.Errorf("working fix: %v", good)
@@ -154,6 +162,9 @@ func TestE2EProposeReportedFix(t *testing.T) {
 		t.Errorf("the wrong fix's check: %+v (%v)", failed, err)
 	}
 
+	if st, err := st.CurrentOutcome(issue.Candidate); err != nil || st.Outcome != schemas.OutcomeVerified {
+		t.Errorf("current outcome of issue #1: %+v (%v)", st, err)
+	}
 	if out := cli("admit"); !strings.Contains(out, "2 admitted") {
 		t.Fatalf("admit: %s", out)
 	}

@@ -79,7 +79,7 @@ func (s *Catalog) CurrentOutcome(c schemas.Candidate) (Status, error) {
 	}
 	v, _, err := s.Verdict(c.InstanceID)
 	if err == nil {
-		return Status{v.Outcome, v.Reason}, nil
+		return s.proposalsFailed(c.InstanceID, Status{v.Outcome, v.Reason})
 	}
 	if !errors.Is(err, data.ErrNotFound) {
 		return Status{}, err
@@ -87,7 +87,32 @@ func (s *Catalog) CurrentOutcome(c schemas.Candidate) (Status, error) {
 	if c.Outcome != "" && c.Outcome != schemas.OutcomeNotChecked {
 		return Status{c.Outcome, c.Reason}, nil
 	}
-	return Status{schemas.OutcomeNotChecked, "no verdict yet: waiting for its clean-container check (envgap verify)"}, nil
+	return s.proposalsFailed(c.InstanceID, Status{schemas.OutcomeNotChecked, "no verdict yet: waiting for its clean-container check (envgap verify)"})
+}
+
+// proposalsFailed gives a not_checked candidate whose proposed fixes (envgap propose) all
+// failed their check the reason that says so, with the latest check's reason.
+func (s *Catalog) proposalsFailed(id string, st Status) (Status, error) {
+	if st.Outcome != schemas.OutcomeNotChecked {
+		return st, nil
+	}
+	refs, err := s.Refs(data.RefProposalChecks + id + "/")
+	if err != nil || len(refs) == 0 {
+		return st, err
+	}
+	var latest schemas.Verdict
+	for _, r := range refs {
+		var v schemas.Verdict
+		if err := s.GetJSON(r.Digest, &v); err != nil {
+			return st, fmt.Errorf("proposal check %s: %w", r.Name, err)
+		}
+		if v.DecidedAt >= latest.DecidedAt {
+			latest = v
+		}
+	}
+	st.Reason = fmt.Sprintf("no verdict yet: waiting for a working fix; %d proposed fix(es) (envgap propose) did not verify, the latest (proposal %s): %s",
+		len(refs), latest.Proposal.Short(), latest.Reason)
+	return st, nil
 }
 
 // Funnel counts candidates by set and outcome, and tasks by set.
