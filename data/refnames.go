@@ -22,5 +22,7 @@ const (
 	// RefProposalChecks + instance id + "/" + 12 hex of the proposal points at the verdict
 	// of checking that proposal when it did not verify (a verified one is verdicts/<id>).
 	RefProposalChecks = "proposal-checks/"
-	RefReproductions  = "reproductions/" // TEMP until h15-rows lands
+	// RefReproductions + instance id points at a reproduction: the runs of a failure that
+	// reproduced in a clean container for a candidate with no fix to check (not a verdict).
+	RefReproductions = "reproductions/"
 )
