@@ -21,7 +21,7 @@ import (
 // The harness zip: envgap's own source at the version that wrote the release, with its copy
 // of the release's task rows. Its layout (every entry under HarnessRoot):
 //
-//	envgap-source/go.mod, cmd/, export/, ...   the source tree (envgap.Source)
+//	envgap-source/go.mod, cmd/, export/, ...   the source tree (envgap.Source) without tests
 //	envgap-source/release/tasks.jsonl          the task rows (the full config)
 //	envgap-source/release/release.json         HarnessManifest: corpus id, task count, ...
 //
@@ -78,12 +78,37 @@ func TaskLines(tasks []schemas.Task) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// skipSource reports whether a file of the embedded tree stays out of the zip: build and
-// test products a checkout may hold in a package folder (binaries, *.test, profiles), the
-// runtime store and outputs, and files over maxSourceFile.
+// testOnlyDirs are the folders of packages only tests import (test helpers named like
+// net/http/httptest); the harness zip leaves them out with the tests.
+// TestHarnessSourceBuildsWithoutTests (root package) checks that no file the zip keeps
+// imports one.
+var testOnlyDirs = []string{"crawl/gittest", "data/datatest", "export/hub/hubtest", "verify/sandbox/sandboxtest"}
+
+// HarnessOmits reports whether the harness zip leaves out the file at path p (relative to
+// the source tree) because only tests use it: _test.go files, testdata/ folders, the
+// test-helper packages (testOnlyDirs) and the CI script folder .ci/, which runs the tests.
+// The binary need not embed such files (source.go).
+func HarnessOmits(p string) bool {
+	if strings.HasSuffix(path.Base(p), "_test.go") || strings.HasPrefix(p, "testdata/") || strings.Contains(p, "/testdata/") || strings.HasPrefix(p, ".ci/") {
+		return true
+	}
+	for _, d := range testOnlyDirs {
+		if strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// skipSource reports whether a file of the embedded tree stays out of the zip: what only
+// tests use (HarnessOmits), build and test products a checkout may hold in a package
+// folder (binaries, *.test, profiles), the runtime store and outputs, and files over
+// maxSourceFile.
 func skipSource(p string, size int64, head []byte) bool {
 	base := path.Base(p)
 	switch {
+	case HarnessOmits(p):
+		return true
 	case strings.HasPrefix(p, "data/store/"), strings.HasPrefix(p, "out/"), strings.HasPrefix(p, "bin/"):
 		return true
 	case p == "envgap", p == "cmd/envgap/envgap", strings.HasSuffix(base, ".test"), strings.HasSuffix(base, ".prof"), strings.HasSuffix(base, ".exe"):
@@ -99,19 +124,22 @@ func skipSource(p string, size int64, head []byte) bool {
 	return false
 }
 
-type zipEntry struct {
-	name string
-	body []byte
+// HarnessFile is one file of the source tree as the harness zip carries it; Path is
+// relative to the tree (the zip's entry is HarnessRoot+Path).
+type HarnessFile struct {
+	Path string
+	Body []byte
 }
 
-// WriteHarness writes the harness zip of a release to w: the source tree src (rooted at the
-// module folder, as envgap.Source gives it) and the task rows with their manifest. It
-// returns the number of entries.
-func WriteHarness(w io.Writer, src fs.FS, tasks []schemas.Task, m HarnessManifest) (int, error) {
+// HarnessSource returns the files of the source tree src (rooted at the module folder, as
+// envgap.Source gives it) that the harness zip carries, sorted by path: every regular file
+// but those skipSource leaves out and anything under release/ (the zip's own release
+// files). The credential scan reads exactly these bytes (envgap scan, field "harness").
+func HarnessSource(src fs.FS) ([]HarnessFile, error) {
 	if _, err := fs.Stat(src, "go.mod"); err != nil {
-		return 0, fmt.Errorf("harness: the source tree has no go.mod at its top: %w", err)
+		return nil, fmt.Errorf("harness: the source tree has no go.mod at its top: %w", err)
 	}
-	var entries []zipEntry
+	var files []HarnessFile
 	err := fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -132,11 +160,23 @@ func WriteHarness(w io.Writer, src fs.FS, tasks []schemas.Task, m HarnessManifes
 		if skipSource(p, int64(len(b)), b[:min(len(b), 8)]) {
 			return nil
 		}
-		entries = append(entries, zipEntry{p, b})
+		files = append(files, HarnessFile{p, b})
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("harness: reading the source tree: %w", err)
+		return nil, fmt.Errorf("harness: reading the source tree: %w", err)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	return files, nil
+}
+
+// WriteHarness writes the harness zip of a release to w: the source tree src (rooted at the
+// module folder, as envgap.Source gives it, filtered by HarnessSource) and the task rows
+// with their manifest. It returns the number of entries.
+func WriteHarness(w io.Writer, src fs.FS, tasks []schemas.Task, m HarnessManifest) (int, error) {
+	files, err := HarnessSource(src)
+	if err != nil {
+		return 0, err
 	}
 	lines, err := TaskLines(tasks)
 	if err != nil {
@@ -148,14 +188,14 @@ func WriteHarness(w io.Writer, src fs.FS, tasks []schemas.Task, m HarnessManifes
 	if err != nil {
 		return 0, fmt.Errorf("harness: %w", err)
 	}
-	entries = append(entries, zipEntry{HarnessTasks, lines}, zipEntry{HarnessManifestPath, append(man, '\n')})
-	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
+	entries := append(files, HarnessFile{HarnessTasks, lines}, HarnessFile{HarnessManifestPath, append(man, '\n')})
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
 
 	zw := zip.NewWriter(w)
 	for _, e := range entries {
-		h := &zip.FileHeader{Name: HarnessRoot + e.name, Method: zip.Deflate, Modified: harnessTime}
+		h := &zip.FileHeader{Name: HarnessRoot + e.Path, Method: zip.Deflate, Modified: harnessTime}
 		mode := fs.FileMode(0o644)
-		if bytes.HasPrefix(e.body, []byte("#!")) {
+		if bytes.HasPrefix(e.Body, []byte("#!")) {
 			mode = 0o755
 		}
 		h.SetMode(mode)
@@ -163,7 +203,7 @@ func WriteHarness(w io.Writer, src fs.FS, tasks []schemas.Task, m HarnessManifes
 		if err != nil {
 			return 0, fmt.Errorf("harness: %w", err)
 		}
-		if _, err := fw.Write(e.body); err != nil {
+		if _, err := fw.Write(e.Body); err != nil {
 			return 0, fmt.Errorf("harness: %w", err)
 		}
 	}

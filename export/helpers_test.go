@@ -107,7 +107,7 @@ func admittedStore(t testing.TB) catalog.Store {
 func reviewed(catalog.Store) error { return nil }
 
 // testSource is a small source tree for the harness zip: a module file, a script, and
-// build products a checkout may hold, which the zip leaves out.
+// build products a checkout may hold and tests, which the zip leaves out.
 var testSource = fstest.MapFS{
 	"go.mod":              {Data: []byte("module example.com/envgap\n\ngo 1.26\n")},
 	"main.go":             {Data: []byte("package main\n\nfunc main() {}\n")},
@@ -117,6 +117,11 @@ var testSource = fstest.MapFS{
 	"data/store/refs/x":   {Data: []byte("a store")},
 	"export/cpu.prof":     {Data: []byte("profile")},
 	"export/testdata/big": {Data: make([]byte, maxSourceFile+1)},
+	"main_test.go":        {Data: []byte("package main\n")},
+	"export/testdata/x":   {Data: []byte("fixture")},
+	"testdata/x":          {Data: []byte("fixture")},
+	"crawl/gittest/g.go":  {Data: []byte("package gittest\n")},
+	".ci/run":             {Data: []byte("#!/bin/sh\nmake test\n")},
 }
 
 func testOptions(out string) Options {

@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
-	"github.com/envgap/envgap"
 	"os"
 
+	"github.com/envgap/envgap"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/export/scan"
@@ -72,11 +72,18 @@ discussion page, the citation to a BibTeX entry of the dataset and its corpus id
 	return c
 }
 
-// exportHooks wires the credential scan into the export: the review check, the card's
-// notes and the redaction of reviewed secrets (read when the first row needs them, after
-// the review check has passed).
+// exportHooks wires the credential scan into the export: the review check (of the rows and
+// of the harness zip's source, o.Source), the card's notes and the redaction of reviewed
+// secrets (read when the first row needs them, after the review check has passed).
 func exportHooks(st catalog.Store, o *export.Options) {
-	o.CheckReviewed = scan.CheckReviewed
+	src := o.Source
+	o.CheckReviewed = func(st catalog.Store) error {
+		harness, err := harnessTexts(src)
+		if err != nil {
+			return err
+		}
+		return scan.CheckReviewed(st, harness)
+	}
 	o.CredentialNotes = func(st catalog.Store, ids []string) (string, error) {
 		rec, _, err := scan.Latest(st)
 		if err != nil {

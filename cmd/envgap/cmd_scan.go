@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
+	"github.com/envgap/envgap"
+	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/export/scan"
 	"github.com/spf13/cobra"
 )
@@ -21,7 +24,9 @@ func newScanCommand(f *factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "scan",
 		Short: "Credential scan of every stored and exported text",
-		Long: `Scan the text of every task, candidate and run log in the store for credentials
+		Long: `Scan the text of every task, candidate and run log in the store, and the source files
+the export's harness zip carries (envgap's own, tests left out; field harness, the path in
+the zip), for credentials
 (gitleaks rules, with envgap's additions), apply the review decisions of the review file,
 store the result (ref scans/latest) and list the findings nobody has decided yet.
 
@@ -40,6 +45,20 @@ while a finding is undecided. Secrets are never printed: matches are shown redac
 	return c
 }
 
+// harnessTexts returns the files of the source tree src that the harness zip carries
+// (export.HarnessSource: the same filter, the same bytes), as the scan's texts.
+func harnessTexts(src fs.FS) ([]scan.Text, error) {
+	files, err := export.HarnessSource(src)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]scan.Text, len(files))
+	for i, f := range files {
+		out[i] = scan.Text{Field: scan.FieldHarness, Path: export.HarnessRoot + f.Path, Content: string(f.Body)}
+	}
+	return out, nil
+}
+
 func runScan(ctx context.Context, f *factory, o *scanOptions) error {
 	st, err := f.OpenStore()
 	if err != nil {
@@ -53,9 +72,13 @@ func runScan(ctx context.Context, f *factory, o *scanOptions) error {
 	if err != nil {
 		return err
 	}
+	harness, err := harnessTexts(envgap.Source())
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	rec, d, err := scan.Run(ctx, st, sc, scan.RunOptions{Review: rv, ReviewBytes: raw, ReviewPath: o.Review,
-		Workers: o.Workers, MaxTextBytes: o.MaxBytes})
+		Workers: o.Workers, MaxTextBytes: o.MaxBytes, Harness: harness})
 	if err != nil {
 		return err
 	}

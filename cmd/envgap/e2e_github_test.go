@@ -14,6 +14,7 @@ import (
 	"github.com/envgap/envgap/crawl/fakegithub"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/export/scan"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/registry"
@@ -296,12 +297,12 @@ func TestE2EGitHubRepairedAndControl(t *testing.T) {
 		}
 	}
 
-	// 4. Admit, scan (an empty review file), export, corpus id.
+	// 4. Admit, scan (the committed review file: it decides only the findings in
+	// envgap's own source, which the harness zip carries), export, corpus id.
 	if out := cli("admit"); !strings.Contains(out, "2 admitted, 0 updated, 0 unchanged, 0 refused") {
 		t.Fatalf("admit: %s", out)
 	}
-	review := writeFile(t, "scan-review.json", "{\n  \"version\": 1,\n  \"decisions\": []\n}\n")
-	cli("scan", "--review", review)
+	cli("scan", "--review", "../../"+scan.DefaultReviewFile)
 	release := filepath.Join(t.TempDir(), "release")
 	cli("export", "--out", release)
 	storeID, folderID := cli("corpus-id"), cli("corpus-id", release)

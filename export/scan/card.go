@@ -2,6 +2,7 @@ package scan
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,8 +31,10 @@ type cardItem struct {
 // CardSection writes the credential-scan sentences of the dataset card's "Personal and
 // Sensitive Information" section from the record's decided findings. taskIDs are the
 // instance ids of the exported tasks; findings of other instances are candidates and are
-// summarised without ids. Run logs and the crawl cache are not published and are left out, as are unreviewed
-// findings: call it after CheckReviewed.
+// summarised without ids, and findings in the harness zip's source (decided
+// false_positive: CheckReviewed refuses a redact there) by their phrases. Run logs and
+// the crawl cache are not published and are left out, as are unreviewed findings: call it
+// after CheckReviewed.
 func CardSection(rec *Record, taskIDs []string) string {
 	isTask := map[string]bool{}
 	for _, id := range taskIDs {
@@ -39,8 +42,15 @@ func CardSection(rec *Record, taskIDs []string) string {
 	}
 	seen := map[cardItem]bool{}
 	var tasks, others []cardItem
+	var harness []string
 	for _, o := range rec.Findings {
 		if o.Decision == nil || !published(o.Field) {
+			continue
+		}
+		if o.Field == FieldHarness {
+			if p := phrase(o); !slices.Contains(harness, p) {
+				harness = append(harness, p)
+			}
 			continue
 		}
 		it := cardItem{o.InstanceID, phrase(o), o.Decision.Decision == DecisionRedact, o.Set}
@@ -117,6 +127,10 @@ func CardSection(rec *Record, taskIDs []string) string {
 		} else if nRed > 0 {
 			fmt.Fprintf(&b, " %s, %s replaced by [REDACTED:<rule>].", where, countNoun(nRed, "credential was", "credentials were"))
 		}
+	}
+	if len(harness) > 0 {
+		sort.Strings(harness)
+		fmt.Fprintf(&b, " In envgap's own source in the harness zip (tests left out), the scan matched %s; none of them is a real credential, and they are left as written.", joinAnd(harness))
 	}
 	return b.String()
 }

@@ -1,8 +1,12 @@
 // Package scan is the credential scan of everything envgap exports or stores: the text
 // fields of every candidate and task (problem_statement, patch, gold_files and
 // project_files contents, commands, failure patterns), the captured step outputs of
-// the runs behind every verdict, and the bodies of the crawl's cached GitHub answers
-// (field crawl_cache, path "METHOD URL": a server may echo a credential into an answer).
+// the runs behind every verdict, the bodies of the crawl's cached GitHub answers
+// (field crawl_cache, path "METHOD URL": a server may echo a credential into an answer),
+// and the source files the harness zip carries (field harness, path the entry's name in
+// the zip; RunOptions.Harness, the bytes export.HarnessSource gives, so tests and their
+// fixtures are not among them). A harness finding cannot be redacted: the zip carries the
+// source as built, so CheckReviewed refuses a redact decision there.
 // Run logs and the crawl cache are stored, not published: their findings still need a
 // decision before an export, but the card does not list them.
 //

@@ -28,6 +28,9 @@ func (e *UnreviewedError) Error() string {
 // describe names a finding's place: task, field, path, line, rule and tier.
 func describe(f schemas.Finding) string {
 	where := f.Field
+	if f.InstanceID == "" {
+		return fmt.Sprintf("%s %s line %d: %s (%s)", f.Field, f.Path, f.Line, f.Rule, f.Tier)
+	}
 	if f.Path != "" {
 		where += " " + f.Path
 	}
@@ -44,9 +47,13 @@ func (e *StaleError) Error() string {
 }
 
 // CheckReviewed refuses (with *StaleError or *UnreviewedError) unless the latest scan
-// covers every task, candidate and verdict the store holds now, skipped no exported text,
-// and every finding has a decision.
-func CheckReviewed(st catalog.Store) error {
+// covers every task, candidate and verdict the store holds now and the harness source
+// files export is about to write (harness, as RunOptions.Harness takes them; nil when
+// no harness zip is written), skipped no exported text, and every finding has a
+// decision. A harness finding decided redact is refused too: the zip carries the source
+// as the binary was built, so the secret must leave the source (or be decided
+// false_positive).
+func CheckReviewed(st catalog.Store, harness []Text) error {
 	rec, _, err := Latest(st)
 	if err != nil {
 		return err
@@ -56,6 +63,9 @@ func CheckReviewed(st catalog.Store) error {
 		scanned[o] = true
 	}
 	var stale []string
+	if harness != nil && !scanned[Object{Kind: "harness", Digest: HarnessDigest(harness)}] {
+		stale = append(stale, "the harness zip's source (envgap's own, as this binary embeds it) was not scanned or has changed since: run envgap scan with this binary")
+	}
 	taskRefs, err := st.Refs(data.RefTasks)
 	if err != nil {
 		return err
@@ -92,6 +102,15 @@ func CheckReviewed(st catalog.Store) error {
 	}
 	if len(stale) > 0 {
 		return &StaleError{Problems: stale}
+	}
+	var redacted []string
+	for _, o := range rec.Findings {
+		if o.Field == FieldHarness && o.Decision != nil && o.Decision.Decision == DecisionRedact {
+			redacted = append(redacted, fmt.Sprintf("%s line %d (%s, %s) is decided redact, but the harness zip carries envgap's source unchanged: remove the secret from the source and rebuild envgap, or decide false_positive if it is not a credential", o.Path, o.Line, o.Rule, o.Fingerprint))
+		}
+	}
+	if len(redacted) > 0 {
+		return fmt.Errorf("credential scan: %s", strings.Join(redacted, "; "))
 	}
 	if un := rec.Unreviewed(); len(un) > 0 {
 		e := &UnreviewedError{}

@@ -16,16 +16,19 @@ const (
 	FieldProjectFiles = "project_files"
 	FieldRunLog       = "run_log"
 	FieldCrawlCache   = "crawl_cache" // a cached GitHub answer; Path is "METHOD URL"
+	// FieldHarness is a file of envgap's own source in the harness zip; Path is the
+	// entry's name in the zip (envgap-source/...), InstanceID empty.
+	FieldHarness = "harness"
 )
 
 // published reports whether texts of a field are published (run logs and the crawl cache
 // are only stored).
 func published(field string) bool { return field != FieldRunLog && field != FieldCrawlCache }
 
-// Object is something the scan read: a task row, a candidate, a verdict (with its runs) or
-// a cached GitHub answer.
+// Object is something the scan read: a task row, a candidate, a verdict (with its runs), a
+// cached GitHub answer or the harness zip's source tree (kind harness, digest HarnessDigest).
 type Object struct {
-	Kind       string         `json:"kind"` // task, candidate, verdict, github_response
+	Kind       string         `json:"kind"` // task, candidate, verdict, github_response, harness
 	InstanceID string         `json:"instance_id"`
 	Digest     schemas.Digest `json:"digest"`
 }

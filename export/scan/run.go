@@ -34,6 +34,10 @@ type RunOptions struct {
 	MaxTextBytes int64
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Harness holds the files of the source tree the harness zip carries, as export
+	// writes them (export.HarnessSource), each a Text of field FieldHarness named by its
+	// entry in the zip. nil scans no harness; export then refuses (CheckReviewed).
+	Harness []Text
 }
 
 // Text is one text to scan and where it comes from.
@@ -46,7 +50,7 @@ type Text struct {
 }
 
 // Run scans every text of the store (tasks, candidates, run logs of verdicts, the crawl's
-// cached GitHub answers), applies the
+// cached GitHub answers) and the harness zip's source files (opts.Harness), applies the
 // review decisions, stores the Record and points scans/latest at it.
 func Run(ctx context.Context, st catalog.Store, sc *Scanner, opts RunOptions) (*Record, schemas.Digest, error) {
 	if opts.Now == nil {
@@ -72,7 +76,7 @@ func Run(ctx context.Context, st catalog.Store, sc *Scanner, opts RunOptions) (*
 	var collectErr error
 	go func() {
 		defer close(texts)
-		collectErr = collect(ctx, st, rec, opts.MaxTextBytes, texts)
+		collectErr = collect(ctx, st, rec, opts.MaxTextBytes, opts.Harness, texts)
 	}()
 	res := sc.ScanTexts(ctx, texts, opts.Workers)
 	if collectErr != nil {
@@ -175,7 +179,7 @@ type textKey struct {
 
 // collect sends every text of the store once (a candidate's text that its task repeats is
 // sent once) and records objects and skipped texts in rec.
-func collect(ctx context.Context, st catalog.Store, rec *Record, max int64, out chan<- Text) error {
+func collect(ctx context.Context, st catalog.Store, rec *Record, max int64, harness []Text, out chan<- Text) error {
 	seen := map[textKey]bool{}
 	send := func(t Text) error {
 		if int64(len(t.Content)) > max {
@@ -259,7 +263,30 @@ func collect(ctx context.Context, st catalog.Store, rec *Record, max int64, out 
 			}
 		}
 	}
-	return collectCrawlCache(st, rec, max, send)
+	if err := collectCrawlCache(st, rec, max, send); err != nil {
+		return err
+	}
+	if harness != nil {
+		rec.Objects = append(rec.Objects, Object{Kind: "harness", Digest: HarnessDigest(harness)})
+		for _, tx := range harness {
+			tx.InstanceID, tx.Set, tx.Field = "", "", FieldHarness
+			if err := send(tx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// HarnessDigest names a harness source tree: the SHA-256 of each file's path and content
+// digest, one line per file in the given order. CheckReviewed compares it with the
+// tree export is about to write.
+func HarnessDigest(files []Text) schemas.Digest {
+	var b bytes.Buffer
+	for _, f := range files {
+		fmt.Fprintf(&b, "%s\x00%s\n", f.Path, schemas.Hash([]byte(f.Content)).Hex())
+	}
+	return schemas.Hash(b.Bytes())
 }
 
 // cachedAnswer is the part of a cached GitHub answer (crawl/ghhttp's record) the scan reads.

@@ -152,7 +152,7 @@ func TestRunReviewExport(t *testing.T) {
 	}
 
 	// Export refuses while findings are unreviewed, naming them.
-	err := CheckReviewed(fx.st)
+	err := CheckReviewed(fx.st, nil)
 	var un *UnreviewedError
 	if !errors.As(err, &un) {
 		t.Fatalf("CheckReviewed = %v, want *UnreviewedError", err)
@@ -180,7 +180,7 @@ func TestRunReviewExport(t *testing.T) {
 	decide("npm-access-token", DecisionRedact, "", "")
 	decide(RuleGitHubLookalike, DecisionFalsePositive, "ghp_import is the ghp-import package", "ghp_import")
 	rec = fx.scan(t, rv)
-	if err := CheckReviewed(fx.st); err != nil {
+	if err := CheckReviewed(fx.st, nil); err != nil {
 		t.Fatalf("CheckReviewed after review: %v", err)
 	}
 
@@ -238,7 +238,7 @@ func TestRunReviewExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stale *StaleError
-	if err := CheckReviewed(fx.st); !errors.As(err, &stale) {
+	if err := CheckReviewed(fx.st, nil); !errors.As(err, &stale) {
 		t.Errorf("CheckReviewed after a new task = %v, want *StaleError", err)
 	}
 }
