@@ -25,4 +25,8 @@ const (
 	// RefReproductions + instance id points at a reproduction: the runs of a failure that
 	// reproduced in a clean container for a candidate with no fix to check (not a verdict).
 	RefReproductions = "reproductions/"
+	// RefAudits + instance id points at the latest registry audit record of the instance.
+	RefAudits = "audits/"
+	// RefScanLatest points at the record of the latest credential scan.
+	RefScanLatest = "scans/latest"
 )

@@ -36,7 +36,7 @@ func (f AuditFunc) Audit(id string) (AuditResult, bool, error) { return f(id) }
 // stage's own reader is wired in.
 func StoreAudits(st catalog.Store) AuditSource {
 	return AuditFunc(func(id string) (AuditResult, bool, error) {
-		d, err := st.Ref(RefAudits + id)
+		d, err := st.Ref(data.RefAudits + id)
 		if errors.Is(err, data.ErrNotFound) {
 			return AuditResult{}, false, nil
 		}
@@ -57,9 +57,6 @@ func StoreAudits(st catalog.Store) AuditSource {
 
 // NoAudits is an AuditSource with no audit results.
 var NoAudits AuditSource = AuditFunc(func(string) (AuditResult, bool, error) { return AuditResult{}, false, nil })
-
-// RefAudits is the ref prefix of audit records: audits/<instance_id>.
-const RefAudits = "audits/"
 
 // normalized returns the result with sorted, de-duplicated, non-nil lists and checks that
 // every value is one of the card's.

@@ -73,7 +73,7 @@ func putAudit(t testing.TB, st catalog.Store, id string, cats []schemas.Category
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SetRef(RefAudits+id, d); err != nil {
+	if err := st.SetRef(data.RefAudits+id, d); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap"
+	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/export/scan"
 	"github.com/spf13/cobra"
@@ -95,7 +96,7 @@ func runScan(ctx context.Context, f *factory, o *scanOptions) error {
 		}
 	} else {
 		fmt.Fprintf(f.Out, "scanned %d texts (%d bytes) of %d objects with %d rules; %d findings, %d skipped; record %s (%s)\n",
-			rec.Texts, rec.Bytes, len(rec.Objects), rec.Rules, len(rec.Findings), len(rec.Skipped), d.Short(), scan.RefLatest)
+			rec.Texts, rec.Bytes, len(rec.Objects), rec.Rules, len(rec.Findings), len(rec.Skipped), d.Short(), data.RefScanLatest)
 		for _, s := range rec.Skipped {
 			fmt.Fprintf(f.Out, "skipped %s %s %s: %s\n", s.InstanceID, s.Field, s.Path, s.Reason)
 		}

@@ -10,12 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
-
-// RefPrefix + instance id points at the latest audit Record of the instance.
-const RefPrefix = "audits/"
 
 // Roles of a package in the fix.
 const (
@@ -504,7 +502,7 @@ func SafeInstall(ctx context.Context, deps []schemas.Dependency, eco schemas.Eco
 // Read returns the audit Record of an instance, or an error wrapping data.ErrNotFound
 // when it has not been audited.
 func Read(st catalog.Store, id string) (*Record, error) {
-	d, err := st.Ref(RefPrefix + id)
+	d, err := st.Ref(data.RefAudits + id)
 	if err != nil {
 		return nil, fmt.Errorf("audit of %s: %w (run envgap audit)", id, err)
 	}

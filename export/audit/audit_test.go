@@ -383,7 +383,7 @@ func TestRunStoresAndRead(t *testing.T) {
 	if len(res.Audited) != 1 || len(res.Failed) != 0 {
 		t.Fatalf("result %+v", res)
 	}
-	first, _ := st.Ref(RefPrefix + c.InstanceID)
+	first, _ := st.Ref(data.RefAudits + c.InstanceID)
 	// Run again with a max age: the audit of unchanged inputs is kept, no registry is
 	// asked (an auditor without upstream clients would fail), the ref does not move.
 	clock := time.Date(2026, 9, 30, 0, 0, 0, 0, time.UTC) // two days after testAuditor's clock
@@ -393,7 +393,7 @@ func TestRunStoresAndRead(t *testing.T) {
 	if err != nil || len(res.Kept) != 1 || len(res.Audited) != 0 || len(res.Failed) != 0 {
 		t.Fatalf("second run: %+v, %v", res, err)
 	}
-	if d, _ := st.Ref(RefPrefix + c.InstanceID); d != first {
+	if d, _ := st.Ref(data.RefAudits + c.InstanceID); d != first {
 		t.Errorf("the kept audit's ref moved")
 	}
 	// Older than the max age, another advisory source, or no max age: audited again.
@@ -418,7 +418,7 @@ func TestRunStoresAndRead(t *testing.T) {
 		t.Errorf("record %+v", rec)
 	}
 	// The plain lists export reads are at the top level of the stored JSON.
-	d, _ := st.Ref(RefPrefix + c.InstanceID)
+	d, _ := st.Ref(data.RefAudits + c.InstanceID)
 	b, _ := st.Get(d)
 	var plain struct {
 		Categories    []string `json:"categories"`

@@ -105,7 +105,7 @@ func Run(ctx context.Context, st catalog.Store, a *Auditor, ids []string, opts R
 		if err != nil {
 			return res, err
 		}
-		if err := st.SetRef(RefPrefix+id, d); err != nil {
+		if err := st.SetRef(data.RefAudits+id, d); err != nil {
 			return res, err
 		}
 		res.Audited = append(res.Audited, Summary{id, d, rec.SecurityFlags, rec.Categories, rec.SafeInstall})
@@ -116,7 +116,7 @@ func Run(ctx context.Context, st catalog.Store, a *Auditor, ids []string, opts R
 // reusable returns the stored audit of id when it read verdict vd, asked the upstreams a
 // would ask, and is younger than maxAge.
 func (a *Auditor) reusable(st catalog.Store, id string, vd schemas.Digest, eco schemas.Ecosystem, now time.Time, maxAge time.Duration) (*Record, schemas.Digest, bool) {
-	d, err := st.Ref(RefPrefix + id)
+	d, err := st.Ref(data.RefAudits + id)
 	if err != nil {
 		return nil, d, false
 	}

@@ -3,12 +3,10 @@ package scan
 import (
 	"fmt"
 
+	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
-
-// RefLatest points at the Record of the latest scan.
-const RefLatest = "scans/latest"
 
 // Field names used in findings besides the card's column names.
 const (
@@ -94,16 +92,16 @@ func (r *Record) Unreviewed() []Occurrence {
 
 // Latest reads the record scans/latest points at.
 func Latest(st catalog.Store) (*Record, schemas.Digest, error) {
-	d, err := st.Ref(RefLatest)
+	d, err := st.Ref(data.RefScanLatest)
 	if err != nil {
 		return nil, d, fmt.Errorf("credential scan: %w: run envgap scan first", err)
 	}
 	var r Record
 	if err := st.GetJSON(d, &r); err != nil {
-		return nil, d, fmt.Errorf("credential scan %s: %w", RefLatest, err)
+		return nil, d, fmt.Errorf("credential scan %s: %w", data.RefScanLatest, err)
 	}
 	if r.Kind != "scan" {
-		return nil, d, fmt.Errorf("credential scan %s: object %s is a %q record, not a scan", RefLatest, d.Short(), r.Kind)
+		return nil, d, fmt.Errorf("credential scan %s: object %s is a %q record, not a scan", data.RefScanLatest, d.Short(), r.Kind)
 	}
 	return &r, d, nil
 }

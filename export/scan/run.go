@@ -94,7 +94,7 @@ func Run(ctx context.Context, st catalog.Store, sc *Scanner, opts RunOptions) (*
 	if err != nil {
 		return nil, d, err
 	}
-	if err := st.SetRef(RefLatest, d); err != nil {
+	if err := st.SetRef(data.RefScanLatest, d); err != nil {
 		return nil, d, err
 	}
 	return rec, d, nil

@@ -255,7 +255,7 @@ func TestNoSecretInOutputs(t *testing.T) {
 		}
 	}
 	rec = fx.scan(t, rv)
-	d, err := fx.st.Ref(RefLatest)
+	d, err := fx.st.Ref(data.RefScanLatest)
 	if err != nil {
 		t.Fatal(err)
 	}
