@@ -22,6 +22,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
+	"github.com/envgap/envgap/schemas"
 )
 
 // Engine is the part of the Docker Engine API client that Build uses;
@@ -130,7 +131,7 @@ func Build(ctx context.Context, eng Engine, opts Options) ([]Built, error) {
 		if err != nil {
 			return results, fmt.Errorf("%s: %w", s.name, err)
 		}
-		b := Built{Name: s.name, Ref: Ref(s.name), Inputs: in.digest(), Base: base, BaseID: baseID, Local: local}
+		b := Built{Name: s.name, Ref: schemas.ImageRef(s.name), Inputs: in.digest(), Base: base, BaseID: baseID, Local: local}
 		if !opts.Force {
 			if cur, err := eng.ImageInspect(ctx, b.Ref); err == nil && cur.Config != nil && cur.Config.Labels[InputsLabel] == b.Inputs {
 				b.ID, b.Skipped, b.Duration = cur.ID, true, time.Since(start)

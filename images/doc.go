@@ -15,7 +15,7 @@
 // otherwise normalises a bare tag to docker.io/library/...; Podman resolves the
 // bare name to the localhost/ image on its own. On an engine that does not
 // (Docker), Build also tags the bare name:latest, so both names run the same
-// image. Ref(name) gives the localhost/ reference.
+// image. schemas.ImageRef(name) gives the localhost/ reference.
 //
 // # Bases
 //

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/envgap/envgap/images"
+	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/sandbox"
 )
 
@@ -86,7 +87,7 @@ func TestImagesBehave(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.image, func(t *testing.T) {
-			spec := sandbox.Spec{Image: images.Ref(tt.image), Files: tt.files}
+			spec := sandbox.Spec{Image: schemas.ImageRef(tt.image), Files: tt.files}
 			for i, s := range tt.steps {
 				spec.Steps = append(spec.Steps, sandbox.Step{Name: string(rune('a' + i)), Command: s})
 			}

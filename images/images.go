@@ -5,7 +5,8 @@ import (
 	"slices"
 )
 
-// Image names as the dataset card spells them.
+// Image names as the dataset card spells them (schemas.Ecosystem.Image; a test checks
+// that the two agree). schemas.ImageRef gives the engine's reference of each.
 const (
 	Python     = "envgap-python-eval"
 	JavaScript = "envgap-javascript-eval"
@@ -48,21 +49,6 @@ func Names() []string {
 	}
 	return out
 }
-
-// ForEcosystem returns the image name of an ecosystem (python, javascript,
-// java, cpp).
-func ForEcosystem(ecosystem string) (string, error) {
-	for _, s := range specs() {
-		if s.ecosystem == ecosystem {
-			return s.name, nil
-		}
-	}
-	return "", fmt.Errorf("no evaluation image for ecosystem %q (want one of python, javascript, java, cpp)", ecosystem)
-}
-
-// Ref returns the reference the engine stores an image under:
-// localhost/<name>:latest.
-func Ref(name string) string { return "localhost/" + name + ":latest" }
 
 // selectSpecs returns the specs named in only (all when only is empty).
 func selectSpecs(only []string) ([]spec, error) {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/envgap/envgap/schemas"
 )
 
 func TestFollowBuild(t *testing.T) {
@@ -162,7 +164,7 @@ func TestBuildWithFakeEngine(t *testing.T) {
 		for i, b := range built {
 			fb := eng.builds[i]
 			if !b.Local || b.Base != LocalBase || *fb.opts.BuildArgs["ENVGAP_LOCAL"] != "1" || *fb.opts.BuildArgs["BASE"] != LocalBase ||
-				fb.opts.Tags[0] != Ref(b.Name) || fb.opts.Labels[InputsLabel] != b.Inputs || string(fb.files["envgap/host-ca.crt"]) == "" ||
+				fb.opts.Tags[0] != schemas.ImageRef(b.Name) || fb.opts.Labels[InputsLabel] != b.Inputs || string(fb.files["envgap/host-ca.crt"]) == "" ||
 				fb.files["Dockerfile"] == nil || fb.files["envgap/base-setup.sh"] == nil {
 				t.Errorf("%s: build request %+v, files %v", b.Name, fb.opts, len(fb.files))
 			}
@@ -218,4 +220,17 @@ func TestBuildWithFakeEngine(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The image names are the card's: schemas.Ecosystem.Image gives the same four, in the
+// ecosystems' build order.
+func TestNamesAreTheCards(t *testing.T) {
+	for _, s := range specs() {
+		if got := schemas.Ecosystem(s.ecosystem).Image(); got != s.name {
+			t.Errorf("ecosystem %s: image %q here, %q in schemas", s.ecosystem, s.name, got)
+		}
+	}
+	if len(specs()) != len(schemas.Ecosystems) {
+		t.Errorf("%d images for %d ecosystems", len(specs()), len(schemas.Ecosystems))
+	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/export/scan"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/registry"
 	"github.com/envgap/envgap/verify/sandbox"
 )
@@ -107,7 +106,7 @@ func requireEngine(t testing.TB, images ...string) {
 	if err == nil {
 		defer eng.Close()
 		for _, name := range images {
-			if _, err = eng.ImageID(ctx, (&core.Core{}).ImageRef(name)); err != nil {
+			if _, err = eng.ImageID(ctx, schemas.ImageRef(name)); err != nil {
 				break
 			}
 		}

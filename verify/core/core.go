@@ -75,7 +75,7 @@ type Core struct {
 	ProxyURL string
 	Store    data.ObjectWriter
 	// Images maps an image name of the card (envgap-python-eval) to the reference the
-	// engine knows. Nil: "localhost/<name>:latest".
+	// engine knows. Nil: schemas.ImageRef ("localhost/<name>:latest").
 	Images func(name string) string
 	Now    func() time.Time
 }
@@ -85,7 +85,7 @@ func (c *Core) ImageRef(name string) string {
 	if c.Images != nil {
 		return c.Images(name)
 	}
-	return "localhost/" + name + ":latest"
+	return schemas.ImageRef(name)
 }
 
 func (c *Core) now() time.Time {
