@@ -486,7 +486,7 @@ func (c shared) validate() []FieldProblem {
 	if err := CheckTime(c.CreatedAt); err != nil {
 		add("created_at", err.Error())
 	}
-	if err := CheckTime(c.RegistryDate); err != nil {
+	if _, err := ParseCutoff(c.RegistryDate); err != nil {
 		add("registry_date", err.Error())
 	}
 	if c.RegistryDateSource != "" {

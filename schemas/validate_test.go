@@ -29,6 +29,8 @@ func TestReadCandidatesProblems(t *testing.T) {
 		{"repeated gold path", strings.Replace(goodCandidate, `{"path":"setup.py","content":"x"}`, `{"path":"setup.py","content":"x"},{"path":"setup.py","content":null}`, 1), "gold_files[1].path", "repeats"},
 		{"bad regex", strings.Replace(goodCandidate, `"expected_failure_regex":"error:\\ subprocess\\-exited\\-with\\-error"`, `"expected_failure_regex":"error: ("`, 1), "expected_failure_regex", "does not compile"},
 		{"time without offset", strings.Replace(goodCandidate, `"created_at":"2023-07-24T11:01:01Z"`, `"created_at":"2023-07-24T11:01:01"`, 1), "created_at", "RFC 3339"},
+		{"registry_date without offset", strings.Replace(goodCandidate, `"registry_date":"2023-07-30T12:48:33Z"`, `"registry_date":"2023-07-30T12:48:33"`, 1), "registry_date", "has no offset"},
+		{"registry_date not a date", strings.Replace(goodCandidate, `"registry_date":"2023-07-30T12:48:33Z"`, `"registry_date":"2023-02-30"`, 1), "registry_date", "is not a date"},
 		{"null for string", strings.Replace(goodCandidate, `"repo":"Ezibenroc/PyRoaringBitMap"`, `"repo":null`, 1), "repo", "is null"},
 		{"repaired without pr", strings.Replace(goodCandidate, `"pr_number":95,`, ``, 1), "pr_number", "required"},
 		{"outcome decided by verify", strings.Replace(goodCandidate, `"set":"repaired"`, `"set":"repaired","outcome":"task"`, 1), "outcome", "decided by verify"},
@@ -51,6 +53,16 @@ func TestReadCandidatesProblems(t *testing.T) {
 			}
 			t.Errorf("want a problem on field %q containing %q; got %v", tt.wantField, tt.wantMsg, ps)
 		})
+	}
+}
+
+// registry_date is a cut-off (schemas.ParseCutoff): a bare date, the end of that day in
+// UTC, is as valid as an instant with an offset, in every stage that reads it.
+func TestRegistryDateBareDate(t *testing.T) {
+	in := strings.Replace(goodCandidate, `"registry_date":"2023-07-30T12:48:33Z"`, `"registry_date":"2023-07-30"`, 1)
+	cands, ps, err := ReadCandidates("in.jsonl", strings.NewReader(in+"\n"))
+	if err != nil || len(ps) != 0 || len(cands) != 1 || cands[0].RegistryDate != "2023-07-30" {
+		t.Fatalf("bare registry_date: %v %v %d", err, ps, len(cands))
 	}
 }
 

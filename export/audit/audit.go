@@ -156,9 +156,9 @@ func (a *Auditor) Audit(ctx context.Context, in Input) (*Record, error) {
 		rec.Note = "no after-fix run: nothing to audit"
 		return rec, nil
 	}
-	date, err := ParseDate(in.RegistryDate)
+	cutoff, err := schemas.ParseCutoff(in.RegistryDate)
 	if err != nil {
-		return nil, fmt.Errorf("audit %s: %w", in.InstanceID, err)
+		return nil, fmt.Errorf("audit %s: registry_date: %w", in.InstanceID, err)
 	}
 	var before []schemas.Dependency
 	if in.Before != nil {
@@ -174,7 +174,7 @@ func (a *Auditor) Audit(ctx context.Context, in Input) (*Record, error) {
 			installed[key(in.Ecosystem, d.Name)] = d.Spec
 		}
 	}
-	if err := a.check(ctx, in.Ecosystem, osvEco, reg, date, installed, pkgs); err != nil {
+	if err := a.check(ctx, in.Ecosystem, osvEco, reg, cutoff, installed, pkgs); err != nil {
 		return nil, fmt.Errorf("audit %s: %w", in.InstanceID, err)
 	}
 	rec.Packages = pkgs
@@ -312,7 +312,7 @@ func Unconstrained(eco schemas.Ecosystem, spec string) bool {
 
 // check fills registry and advisory results for pkgs. It asks the registry with up to 8
 // requests at a time.
-func (a *Auditor) check(ctx context.Context, eco schemas.Ecosystem, osvEco string, reg Registry, date time.Time, installed map[string]string, pkgs []PackageResult) error {
+func (a *Auditor) check(ctx context.Context, eco schemas.Ecosystem, osvEco string, reg Registry, cutoff schemas.Cutoff, installed map[string]string, pkgs []PackageResult) error {
 	if reg == nil {
 		for i := range pkgs {
 			pkgs[i].ExistedAtDate = Unknown
@@ -338,7 +338,7 @@ func (a *Auditor) check(ctx context.Context, eco schemas.Ecosystem, osvEco strin
 			if eco == schemas.EcosystemPython {
 				name = stripExtras(name)
 			}
-			e, err := reg.Lookup(ctx, name, date)
+			e, err := reg.Lookup(ctx, name, cutoff)
 			if err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("package %s: %w", p.Name, err))
@@ -487,13 +487,13 @@ func categorize(in Input, pkgs []PackageResult, flags map[schemas.SecurityFlag][
 // (PackageResult.Safe). A registry that fails is an error, never "does not exist".
 // registryDate is used for the existence-at-date detail only.
 func SafeInstall(ctx context.Context, deps []schemas.Dependency, eco schemas.Ecosystem, registryDate string, a *Auditor) (Safety, []PackageResult, error) {
-	date, err := ParseDate(registryDate)
+	cutoff, err := schemas.ParseCutoff(registryDate)
 	if err != nil {
-		return Safety{}, nil, err
+		return Safety{}, nil, fmt.Errorf("registry_date: %w", err)
 	}
 	pkgs := comparePackages(eco, nil, deps)
 	reg, osvEco := a.registryFor(eco)
-	if err := a.check(ctx, eco, osvEco, reg, date, map[string]string{}, pkgs); err != nil {
+	if err := a.check(ctx, eco, osvEco, reg, cutoff, map[string]string{}, pkgs); err != nil {
 		return Safety{}, nil, err
 	}
 	return share(pkgs), pkgs, nil

@@ -9,9 +9,10 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/envgap/envgap/schemas"
 )
 
 // Production defaults of the upstreams (npm's comes from the npm client's configuration).
@@ -79,9 +80,9 @@ func (e Existence) KnowsVersions() bool { return e.releases != nil }
 
 // Registry answers whether a package exists.
 type Registry interface {
-	// Lookup returns the package's existence; a missing package is not an error, an
-	// unreachable or failing registry is.
-	Lookup(ctx context.Context, name string, date time.Time) (Existence, error)
+	// Lookup returns the package's existence, AtDate at the cut-off; a missing package is
+	// not an error, an unreachable or failing registry is.
+	Lookup(ctx context.Context, name string, cutoff schemas.Cutoff) (Existence, error)
 	// URL names the upstream for records.
 	URL() string
 }
@@ -122,7 +123,7 @@ type PyPI struct {
 func (p *PyPI) URL() string { return p.Base }
 
 // Lookup implements Registry with GET <base>/pypi/<name>/json.
-func (p *PyPI) Lookup(ctx context.Context, name string, date time.Time) (Existence, error) {
+func (p *PyPI) Lookup(ctx context.Context, name string, cutoff schemas.Cutoff) (Existence, error) {
 	var body struct {
 		Releases map[string][]struct {
 			UploadTime string `json:"upload_time_iso_8601"`
@@ -139,7 +140,7 @@ func (p *PyPI) Lookup(ctx context.Context, name string, date time.Time) (Existen
 	for v, files := range body.Releases {
 		yanked, reason := len(files) > 0, ""
 		for _, f := range files {
-			if t, err := time.Parse(time.RFC3339, f.UploadTime); err == nil && !t.After(date) {
+			if t, err := time.Parse(time.RFC3339, f.UploadTime); err == nil && cutoff.Includes(t) {
 				e.AtDate = Yes
 			}
 			yanked = yanked && f.Yanked
@@ -173,7 +174,7 @@ type NPM struct {
 func (n *NPM) URL() string { return n.Base }
 
 // Lookup implements Registry with GET <base>/<name> (a scoped name's slash escaped).
-func (n *NPM) Lookup(ctx context.Context, name string, date time.Time) (Existence, error) {
+func (n *NPM) Lookup(ctx context.Context, name string, cutoff schemas.Cutoff) (Existence, error) {
 	var body struct {
 		Versions map[string]json.RawMessage `json:"versions"`
 		Time     map[string]json.RawMessage `json:"time"`
@@ -203,7 +204,7 @@ func (n *NPM) Lookup(ctx context.Context, name string, date time.Time) (Existenc
 		if json.Unmarshal(raw, &s) != nil {
 			continue
 		}
-		if t, err := time.Parse(time.RFC3339, s); err == nil && !t.After(date) {
+		if t, err := time.Parse(time.RFC3339, s); err == nil && cutoff.Includes(t) {
 			e.AtDate = Yes
 		}
 	}
@@ -221,7 +222,7 @@ func (m *Maven) URL() string { return m.Base }
 
 // Lookup implements Registry for "group:artifact" names with
 // GET <base>/solrsearch/select?q=g:"G" AND a:"A"&core=gav&rows=200&wt=json.
-func (m *Maven) Lookup(ctx context.Context, name string, date time.Time) (Existence, error) {
+func (m *Maven) Lookup(ctx context.Context, name string, cutoff schemas.Cutoff) (Existence, error) {
 	g, a, ok := strings.Cut(name, ":")
 	if !ok || g == "" || a == "" {
 		return Existence{AtDate: Unknown}, fmt.Errorf("maven package %q: want group:artifact", name)
@@ -262,7 +263,7 @@ func (m *Maven) Lookup(ctx context.Context, name string, date time.Time) (Existe
 		if e.AtDate == Unknown {
 			e.AtDate = No
 		}
-		if !time.UnixMilli(d.Timestamp).After(date) {
+		if cutoff.Includes(time.UnixMilli(d.Timestamp)) {
 			e.AtDate = Yes
 		}
 	}
@@ -284,18 +285,4 @@ func NPMConfigRegistry(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("npm config get registry gave %q: pass --npm-registry URL", u)
 	}
 	return u, nil
-}
-
-// ParseDate parses a registry_date (RFC 3339, or a bare date meaning its end in UTC).
-func ParseDate(s string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse("2006-01-02", s); err == nil {
-		return t.Add(24*time.Hour - time.Second), nil
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return time.Unix(n, 0).UTC(), nil
-	}
-	return time.Time{}, fmt.Errorf("registry_date %q: want RFC 3339 (2023-07-30T12:48:33Z)", s)
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/registry"
 	"github.com/envgap/envgap/verify/sandbox"
 )
 
@@ -50,7 +49,7 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 		}
 		re = compiled
 	}
-	cutoff, err := registry.ParseCutoff(spec.RegistryDate)
+	cutoff, err := schemas.ParseCutoff(spec.RegistryDate)
 	if err != nil {
 		return nil, schemas.Digest{}, fmt.Errorf("%s: registry_date: %w", spec.InstanceID, err)
 	}

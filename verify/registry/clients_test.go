@@ -10,11 +10,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/envgap/envgap/schemas"
 )
 
 // clientEnv builds a clean environment for a real client: only PATH from the host, HOME in
 // a temporary directory, no inherited pip or npm settings, and ClientEnv for the proxy.
-func clientEnv(t *testing.T, root string, cutoff time.Time, drop ...string) []string {
+func clientEnv(t *testing.T, root string, cutoff schemas.Cutoff, drop ...string) []string {
 	home := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "PIP_CONFIG_FILE=/dev/null", "PIP_NO_CACHE_DIR=1",
 		"npm_config_userconfig=" + filepath.Join(home, ".npmrc"), "npm_config_cache=" + filepath.Join(home, "npm-cache"),
@@ -50,7 +52,7 @@ func TestRealPip(t *testing.T) {
 	}
 	up := newUpstream(t)
 	p, srv := newTestProxy(t, up, nil)
-	cut, _ := ParseCutoff(testCutoff)
+	cut, _ := schemas.ParseCutoff(testCutoff)
 	s := p.NewSession(cut)
 	env := clientEnv(t, s.Root(srv.URL), cut)
 	dir := t.TempDir()
@@ -107,7 +109,7 @@ func TestRealNPM(t *testing.T) {
 	}
 	up := newUpstream(t)
 	p, srv := newTestProxy(t, up, nil)
-	cut, _ := ParseCutoff(testCutoff)
+	cut, _ := schemas.ParseCutoff(testCutoff)
 	tests := []struct {
 		name string
 		drop []string

@@ -14,7 +14,7 @@
 //	[/s/<session>]/c/<cutoff>/npm/<name>/-/<file>.tgz           tarball
 //
 // <cutoff> is RFC 3339 with an offset (normalised to UTC) or a bare date, meaning the end
-// of that day in UTC; a date-time without an offset is rejected (see ParseCutoff). The
+// of that day in UTC; a date-time without an offset is rejected (see schemas.ParseCutoff). The
 // optional /s/<session> prefix attributes requests to a Session, whose Record lists what
 // was served and hidden and which upstream faults occurred; the evaluation core opens one
 // session per container run and stores the record with the run.

@@ -3,7 +3,8 @@ package registry
 import (
 	"net/url"
 	"sort"
-	"time"
+
+	"github.com/envgap/envgap/schemas"
 )
 
 // ClientEnv returns the environment ("KEY=VALUE", sorted) that points package clients in
@@ -18,8 +19,8 @@ import (
 //     YARN_UNSAFE_HTTP_WHITELIST for plain http; npm_config_audit=false,
 //     npm_config_fund=false, npm_config_update_notifier=false (endpoints the proxy does
 //     not serve).
-func ClientEnv(baseURL string, cutoff time.Time) []string {
-	root := trimSlash(baseURL) + "/c/" + FormatCutoff(cutoff)
+func ClientEnv(baseURL string, cutoff schemas.Cutoff) []string {
+	root := trimSlash(baseURL) + "/c/" + cutoff.String()
 	pypi := root + "/pypi/simple/"
 	npm := root + "/npm/"
 	env := map[string]string{
@@ -28,10 +29,10 @@ func ClientEnv(baseURL string, cutoff time.Time) []string {
 		"PIP_NO_INPUT":                  "1",
 		"UV_INDEX_URL":                  pypi,
 		"UV_DEFAULT_INDEX":              pypi,
-		"UV_EXCLUDE_NEWER":              FormatCutoff(cutoff),
+		"UV_EXCLUDE_NEWER":              cutoff.String(),
 		"PIPENV_PYPI_MIRROR":            pypi,
 		"npm_config_registry":           npm,
-		"npm_config_before":             FormatCutoff(cutoff),
+		"npm_config_before":             cutoff.String(),
 		"npm_config_audit":              "false",
 		"npm_config_fund":               "false",
 		"npm_config_update_notifier":    "false",

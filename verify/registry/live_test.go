@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/envgap/envgap/schemas"
 )
 
 // TestLiveNPM goes through the npm registry the npm client is configured with. Its
@@ -67,10 +69,10 @@ func TestLiveNPM(t *testing.T) {
 		t.Skipf("%s has too few timed stable versions", pkg)
 	}
 	slices.SortFunc(stable, func(a, b vt) int { return a.t.Compare(b.t) })
-	cutoff := stable[len(stable)/2].t
+	cutoff := schemas.CutoffAt(stable[len(stable)/2].t)
 	var wantKept []string
 	for v := range doc.Versions {
-		if tm, ok := parseRegistryTime(doc.Time[v]); ok && !tm.After(cutoff) {
+		if tm, ok := parseRegistryTime(doc.Time[v]); ok && cutoff.Includes(tm) {
 			wantKept = append(wantKept, v)
 		}
 	}
@@ -88,7 +90,7 @@ func TestLiveNPM(t *testing.T) {
 		}
 	}
 
-	t.Logf("cut-off %s: %d of %d versions kept, latest %s (upstream latest %s)", FormatCutoff(cutoff), len(wantKept), len(doc.Versions), wantLatest, doc.DistTags["latest"])
+	t.Logf("cut-off %s: %d of %d versions kept, latest %s (upstream latest %s)", cutoff.String(), len(wantKept), len(doc.Versions), wantLatest, doc.DistTags["latest"])
 	p, err := New(Options{PyPIUpstream: "http://127.0.0.1:9/simple/", TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +108,7 @@ func TestLiveNPM(t *testing.T) {
 			t.Errorf("Accept %q: versions %v, want %v", accept, got, wantKept)
 		}
 		if pk.DistTags["latest"] != wantLatest {
-			t.Errorf("Accept %q: latest %q, want %q (cut-off %s)", accept, pk.DistTags["latest"], wantLatest, FormatCutoff(cutoff))
+			t.Errorf("Accept %q: latest %q, want %q (cut-off %s)", accept, pk.DistTags["latest"], wantLatest, cutoff.String())
 		}
 	}
 	// The tarball of the expected latest comes through the proxy with upstream's integrity.

@@ -6,7 +6,8 @@ import (
 	"encoding/hex"
 	"slices"
 	"sync"
-	"time"
+
+	"github.com/envgap/envgap/schemas"
 )
 
 // Ecosystem names used in records.
@@ -109,15 +110,15 @@ func sortedEvents(m map[Event]struct{}) []Event {
 type Session struct {
 	p      *Proxy
 	id     string
-	cutoff time.Time
+	cutoff schemas.Cutoff
 	log    *Log
 }
 
 // NewSession registers a session with the given cut-off. Close it when the run ends.
-func (p *Proxy) NewSession(cutoff time.Time) *Session {
+func (p *Proxy) NewSession(cutoff schemas.Cutoff) *Session {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	s := &Session{p: p, id: hex.EncodeToString(b[:]), cutoff: cutoff.UTC(), log: newLog(p.opts.MaxLogEvents)}
+	s := &Session{p: p, id: hex.EncodeToString(b[:]), cutoff: cutoff, log: newLog(p.opts.MaxLogEvents)}
 	p.smu.Lock()
 	p.sessions[s.id] = s
 	p.smu.Unlock()
@@ -128,7 +129,7 @@ func (p *Proxy) NewSession(cutoff time.Time) *Session {
 func (s *Session) ID() string { return s.id }
 
 // Cutoff returns the session's cut-off (UTC).
-func (s *Session) Cutoff() time.Time { return s.cutoff }
+func (s *Session) Cutoff() schemas.Cutoff { return s.cutoff }
 
 // Root returns the session's root URL given the proxy's root URL as the client reaches it
 // (for example "http://host.containers.internal:8080"): root + "/s/<id>".
@@ -137,7 +138,7 @@ func (s *Session) Root(proxyRoot string) string { return trimSlash(proxyRoot) + 
 // BaseURL returns root + "/s/<id>/c/<cutoff>", the prefix under which the session's
 // "pypi/simple/" and "npm/" live.
 func (s *Session) BaseURL(proxyRoot string) string {
-	return s.Root(proxyRoot) + "/c/" + FormatCutoff(s.cutoff)
+	return s.Root(proxyRoot) + "/c/" + s.cutoff.String()
 }
 
 // Env returns ClientEnv for this session.
@@ -149,7 +150,7 @@ func (s *Session) Record() Record {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return Record{
-		Session: s.id, Cutoff: FormatCutoff(s.cutoff),
+		Session: s.id, Cutoff: s.cutoff.String(),
 		Served: sortedEvents(l.served), Hidden: sortedEvents(l.hidden), Errors: sortedEvents(l.errs),
 		Dropped: l.dropped,
 	}

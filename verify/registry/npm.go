@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/envgap/envgap/schemas"
 )
 
 // npm content types.
@@ -175,9 +177,9 @@ type npmView struct {
 	modified time.Time
 }
 
-func (p *Proxy) npmViewAt(idx *npmIndex, cutoff time.Time, log *Log) (*npmView, error) {
-	if idx.hasCreated && idx.created.After(cutoff) {
-		return nil, notFound("package %s was created %s, after cut-off %s", idx.name, idx.createdRaw, FormatCutoff(cutoff))
+func (p *Proxy) npmViewAt(idx *npmIndex, cutoff schemas.Cutoff, log *Log) (*npmView, error) {
+	if idx.hasCreated && !cutoff.Includes(idx.created) {
+		return nil, notFound("package %s was created %s, after cut-off %s", idx.name, idx.createdRaw, cutoff.String())
 	}
 	v := &npmView{kept: map[string]bool{}}
 	for _, ver := range idx.versions {
@@ -186,8 +188,8 @@ func (p *Proxy) npmViewAt(idx *npmIndex, cutoff time.Time, log *Log) (*npmView, 
 		switch {
 		case !ok && !p.opts.IncludeUntimed:
 			why = "no publish time"
-		case ok && t.After(cutoff):
-			why = fmt.Sprintf("published %s after cut-off %s", idx.timesRaw[ver], FormatCutoff(cutoff))
+		case ok && !cutoff.Includes(t):
+			why = fmt.Sprintf("published %s after cut-off %s", idx.timesRaw[ver], cutoff.String())
 		}
 		if why != "" {
 			log.hidden1(Event{Ecosystem: EcosystemNPM, Package: idx.name, Version: ver, Reason: why})
@@ -200,7 +202,7 @@ func (p *Proxy) npmViewAt(idx *npmIndex, cutoff time.Time, log *Log) (*npmView, 
 		}
 	}
 	if len(v.keptList) == 0 {
-		return nil, notFound("package %s has no version published at or before %s", idx.name, FormatCutoff(cutoff))
+		return nil, notFound("package %s has no version published at or before %s", idx.name, cutoff.String())
 	}
 	v.tags = retargetTags(idx.tags, v.keptList)
 	return v, nil
@@ -308,7 +310,7 @@ func (p *Proxy) servePackument(rc *reqCtx, name, one string) {
 			one = t
 		}
 		if !view.kept[one] {
-			p.fail(rc, EcosystemNPM, name, notFound("version %s of %s is not available at cut-off %s", one, name, FormatCutoff(rc.cutoff)))
+			p.fail(rc, EcosystemNPM, name, notFound("version %s of %s is not available at cut-off %s", one, name, rc.cutoff.String()))
 			return
 		}
 	}
@@ -627,17 +629,17 @@ func (p *Proxy) serveTarball(rc *reqCtx, name, file string) {
 	why := ""
 	t, hasTime := idx.times[tb.version]
 	switch {
-	case idx.hasCreated && idx.created.After(rc.cutoff):
-		why = fmt.Sprintf("package created %s after cut-off %s", idx.createdRaw, FormatCutoff(rc.cutoff))
+	case idx.hasCreated && !rc.cutoff.Includes(idx.created):
+		why = fmt.Sprintf("package created %s after cut-off %s", idx.createdRaw, rc.cutoff.String())
 	case !hasTime && !p.opts.IncludeUntimed:
 		why = "no publish time"
-	case hasTime && t.After(rc.cutoff):
-		why = fmt.Sprintf("published %s after cut-off %s", idx.timesRaw[tb.version], FormatCutoff(rc.cutoff))
+	case hasTime && !rc.cutoff.Includes(t):
+		why = fmt.Sprintf("published %s after cut-off %s", idx.timesRaw[tb.version], rc.cutoff.String())
 	}
 	if why != "" {
 		rc.log.hidden1(Event{Ecosystem: EcosystemNPM, Package: name, Version: tb.version, File: file, Reason: why})
 		if !p.opts.Lenient {
-			p.fail(rc, EcosystemNPM, name, notFound("%s@%s is hidden at cut-off %s: %s", name, tb.version, FormatCutoff(rc.cutoff), why))
+			p.fail(rc, EcosystemNPM, name, notFound("%s@%s is hidden at cut-off %s: %s", name, tb.version, rc.cutoff.String(), why))
 			return
 		}
 	}

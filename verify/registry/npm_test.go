@@ -7,7 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/envgap/envgap/schemas"
 )
 
 const npmAccept = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*"
@@ -90,10 +91,10 @@ func TestNPMPackument(t *testing.T) {
 			if !maps.Equal(p.DistTags, tt.wantTags) {
 				t.Errorf("dist-tags = %v, want %v", p.DistTags, tt.wantTags)
 			}
-			cut, _ := ParseCutoff(tt.cutoff)
+			cut, _ := schemas.ParseCutoff(tt.cutoff)
 			for k, v := range p.Time {
 				tm, ok := parseRegistryTime(v)
-				if !ok || tm.After(cut) {
+				if !ok || !cut.Includes(tm) {
 					t.Errorf("time[%s] = %s: after cut-off or unparsable", k, v)
 				}
 				if k != "created" && k != "modified" && p.Versions[k] == nil {
@@ -248,9 +249,9 @@ func TestLenient(t *testing.T) {
 	}
 }
 
-func mustCutoff(t *testing.T, s string) time.Time {
+func mustCutoff(t *testing.T, s string) schemas.Cutoff {
 	t.Helper()
-	c, err := ParseCutoff(s)
+	c, err := schemas.ParseCutoff(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/envgap/envgap/schemas"
 )
 
 // DefaultPyPIUpstream is the PEP 691 index used when Options.PyPIUpstream is empty.
@@ -219,7 +221,7 @@ func (p *Proxy) UpstreamRequests() map[string]int { return p.f.upstreamRequests.
 type reqCtx struct {
 	w      http.ResponseWriter
 	r      *http.Request
-	cutoff time.Time
+	cutoff schemas.Cutoff
 	prefix string // escaped path prefix up to and including the cut-off segment, no trailing slash
 	root   string // absolute URL of prefix
 	log    *Log   // nil outside sessions
@@ -265,13 +267,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpErrorText(w, http.StatusBadRequest, "bad cut-off segment: "+err.Error())
 		return
 	}
-	cutoff, err := ParseCutoff(cs)
+	cutoff, err := schemas.ParseCutoff(cs)
 	if err != nil {
 		httpErrorText(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if sess != nil && !sess.cutoff.Equal(cutoff) {
-		httpErrorText(w, http.StatusBadRequest, fmt.Sprintf("cut-off %s does not match the session's %s", FormatCutoff(cutoff), FormatCutoff(sess.cutoff)))
+		httpErrorText(w, http.StatusBadRequest, fmt.Sprintf("cut-off %s does not match the session's %s", cutoff.String(), sess.cutoff.String()))
 		return
 	}
 	prefix += "/c/" + segs[1]

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/envgap/envgap/schemas"
 )
 
 // PyPI content types (PEP 691).
@@ -193,12 +195,12 @@ func versionKey(v string) string {
 }
 
 // hideReason says why a file is withheld at the cut-off, or "" when it is served.
-func (p *Proxy) hideReasonPyPI(f *pypiFile, cutoff time.Time) string {
+func (p *Proxy) hideReasonPyPI(f *pypiFile, cutoff schemas.Cutoff) string {
 	switch {
 	case !f.hasTime && !p.opts.IncludeUntimed:
 		return "no upload time"
-	case f.hasTime && f.uploaded.After(cutoff):
-		return fmt.Sprintf("uploaded %s after cut-off %s", formatUploadTime(f.uploaded), FormatCutoff(cutoff))
+	case f.hasTime && !cutoff.Includes(f.uploaded):
+		return fmt.Sprintf("uploaded %s after cut-off %s", formatUploadTime(f.uploaded), cutoff.String())
 	case f.yanked && p.opts.Yanked == YankHide:
 		if f.yankReason != "" {
 			return "yanked: " + f.yankReason
@@ -278,7 +280,7 @@ func (p *Proxy) servePyPIProject(rc *reqCtx, project string) {
 		versionsLeft[versionKey(f.version)] = true
 	}
 	if len(visible) == 0 {
-		p.fail(rc, EcosystemPyPI, project, notFound("project %s has no file published at or before %s", project, FormatCutoff(rc.cutoff)))
+		p.fail(rc, EcosystemPyPI, project, notFound("project %s has no file published at or before %s", project, rc.cutoff.String()))
 		return
 	}
 	var versions []string
@@ -457,7 +459,7 @@ func (p *Proxy) servePyPIFile(rc *reqCtx, project, filename string) {
 	if why := p.hideReasonPyPI(f, rc.cutoff); why != "" {
 		rc.log.hidden1(Event{Ecosystem: EcosystemPyPI, Package: project, Version: f.version, File: filename, Reason: why})
 		if !p.opts.Lenient {
-			p.fail(rc, EcosystemPyPI, project, notFound("%s is hidden at cut-off %s: %s", filename, FormatCutoff(rc.cutoff), why))
+			p.fail(rc, EcosystemPyPI, project, notFound("%s is hidden at cut-off %s: %s", filename, rc.cutoff.String(), why))
 			return
 		}
 	}

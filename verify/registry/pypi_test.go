@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/envgap/envgap/schemas"
 )
 
 const testCutoff = "2023-07-30T12:00:00Z"
@@ -76,10 +78,10 @@ func TestPyPIFilterJSON(t *testing.T) {
 			if !slices.Equal(page.Versions, tt.wantVersions) {
 				t.Errorf("versions = %v, want %v", page.Versions, tt.wantVersions)
 			}
-			cut, _ := ParseCutoff(tt.cutoff)
+			cut, _ := schemas.ParseCutoff(tt.cutoff)
 			for _, f := range page.Files {
 				ut, err := time.Parse(time.RFC3339Nano, f.UploadTime)
-				if err != nil || ut.After(cut) {
+				if err != nil || !cut.Includes(ut) {
 					t.Errorf("%s upload-time %q after cut-off or unparsable", f.Filename, f.UploadTime)
 				}
 				if !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`).MatchString(f.UploadTime) {
@@ -244,7 +246,7 @@ func TestPyPIRoutes(t *testing.T) {
 	}
 	// Session prefix survives redirects.
 	p, srv2 := newTestProxy(t, up, nil)
-	s := p.NewSession(time.Date(2023, 7, 30, 12, 0, 0, 0, time.UTC))
+	s := p.NewSession(schemas.CutoffAt(time.Date(2023, 7, 30, 12, 0, 0, 0, time.UTC)))
 	resp, _ := get(t, s.BaseURL(srv2.URL)+"/pypi/simple/Foo.Bar_baz")
 	if want := "/s/" + s.ID() + "/c/" + testCutoff + "/pypi/simple/foo-bar-baz/"; resp.Header.Get("Location") != want {
 		t.Errorf("session redirect = %q, want %q", resp.Header.Get("Location"), want)

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/envgap/envgap/schemas"
 )
 
 func TestListenAndServe(t *testing.T) {
@@ -14,7 +16,7 @@ func TestListenAndServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := s.Proxy.NewSession(time.Date(2023, 7, 30, 12, 0, 0, 0, time.UTC))
+	sess := s.Proxy.NewSession(schemas.CutoffAt(time.Date(2023, 7, 30, 12, 0, 0, 0, time.UTC)))
 	resp, body := get(t, sess.BaseURL(s.URL())+"/npm/demo-pkg")
 	if resp.StatusCode != 200 {
 		t.Fatalf("%d %s", resp.StatusCode, body)

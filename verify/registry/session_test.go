@@ -10,13 +10,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/envgap/envgap/schemas"
 )
 
 func TestSessionRecord(t *testing.T) {
 	up := newUpstream(t)
 	up.setStatus("/npm/broken-pkg", 500)
 	p, srv := newTestProxy(t, up, nil)
-	cut := time.Date(2023, 7, 30, 14, 0, 0, 0, time.FixedZone("x", 2*3600)) // = testCutoff
+	cut := schemas.CutoffAt(time.Date(2023, 7, 30, 14, 0, 0, 0, time.FixedZone("x", 2*3600))) // = testCutoff
 	s := p.NewSession(cut)
 	base := s.BaseURL(srv.URL)
 	if want := srv.URL + "/s/" + s.ID() + "/c/" + testCutoff; base != want {
@@ -89,7 +91,7 @@ func TestSessionRecord(t *testing.T) {
 func TestSessionEventCap(t *testing.T) {
 	up := newUpstream(t)
 	p, srv := newTestProxy(t, up, func(o *Options) { o.MaxLogEvents = 2 })
-	s := p.NewSession(time.Date(2023, 7, 30, 12, 0, 0, 0, time.UTC))
+	s := p.NewSession(schemas.CutoffAt(time.Date(2023, 7, 30, 12, 0, 0, 0, time.UTC)))
 	get(t, s.BaseURL(srv.URL)+"/npm/demo-pkg")
 	rec := s.Record()
 	if n := len(rec.Served) + len(rec.Hidden) + len(rec.Errors); n != 2 || rec.Dropped == 0 {
@@ -100,7 +102,7 @@ func TestSessionEventCap(t *testing.T) {
 func TestConcurrentRequests(t *testing.T) {
 	up := newUpstream(t)
 	p, srv := newTestProxy(t, up, nil)
-	s := p.NewSession(time.Date(2023, 7, 30, 12, 0, 0, 0, time.UTC))
+	s := p.NewSession(schemas.CutoffAt(time.Date(2023, 7, 30, 12, 0, 0, 0, time.UTC)))
 	type check struct {
 		url, accept string
 		ok          func([]byte) error
@@ -183,7 +185,7 @@ func TestConcurrentRequests(t *testing.T) {
 }
 
 func TestClientEnv(t *testing.T) {
-	cut := time.Date(2023, 7, 30, 12, 0, 0, 0, time.UTC)
+	cut := schemas.CutoffAt(time.Date(2023, 7, 30, 12, 0, 0, 0, time.UTC))
 	env := ClientEnv("http://host.containers.internal:8080/s/abc/", cut)
 	want := map[string]string{
 		"PIP_INDEX_URL":                 "http://host.containers.internal:8080/s/abc/c/2023-07-30T12:00:00Z/pypi/simple/",

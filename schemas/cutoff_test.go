@@ -1,4 +1,4 @@
-package registry
+package schemas
 
 import (
 	"strings"
@@ -39,7 +39,7 @@ func TestParseCutoff(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !got.Equal(tt.want) || got.Location() != time.UTC {
+			if !got.Time().Equal(tt.want) || got.Time().Location() != time.UTC {
 				t.Errorf("ParseCutoff(%q) = %v, want %v (UTC)", tt.in, got, tt.want)
 			}
 		})
@@ -59,12 +59,45 @@ func FuzzParseCutoff(f *testing.F) {
 			}
 			return
 		}
-		if c.Location() != time.UTC {
+		if c.Time().Location() != time.UTC {
 			t.Fatalf("ParseCutoff(%q) not UTC: %v", s, c)
 		}
-		back, err := ParseCutoff(FormatCutoff(c))
-		if err != nil || !back.Equal(c) {
+		back, err := ParseCutoff(c.String())
+		if err != nil || !back.Equal(c) || !c.Includes(c.Time()) || c.Includes(c.Time().Add(time.Nanosecond)) {
 			t.Fatalf("round trip of %q: %v %v", s, back, err)
 		}
 	})
+}
+
+// The end of a bare date is inclusive to the nanosecond: a file uploaded at 23:59:59.5 of
+// the cut-off's date is within it, one a nanosecond after midnight is not.
+func TestCutoffBareDateBoundary(t *testing.T) {
+	c, err := ParseCutoff("2023-07-30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		at   time.Time
+		want bool
+	}{
+		{time.Date(2023, 7, 30, 23, 59, 59, 500_000_000, time.UTC), true},
+		{time.Date(2023, 7, 30, 23, 59, 59, 999_999_999, time.UTC), true},
+		{time.Date(2023, 7, 31, 0, 0, 0, 0, time.UTC), false},
+		{time.Date(2023, 7, 31, 1, 59, 59, 500_000_000, time.FixedZone("+02", 2*3600)), true},
+		{time.Date(2023, 7, 30, 0, 0, 0, 0, time.UTC), true},
+	} {
+		if got := c.Includes(tt.at); got != tt.want {
+			t.Errorf("cut-off %s includes %s: %v, want %v", c, tt.at.Format(time.RFC3339Nano), got, tt.want)
+		}
+	}
+	if got := c.String(); got != "2023-07-30T23:59:59.999999999Z" {
+		t.Errorf("String() = %q", got)
+	}
+	var u Cutoff
+	if err := u.UnmarshalText([]byte("2023-07-30T14:00:00+02:00")); err != nil || u.String() != "2023-07-30T12:00:00Z" {
+		t.Errorf("UnmarshalText: %v %v", u, err)
+	}
+	if b, _ := u.MarshalText(); string(b) != "2023-07-30T12:00:00Z" {
+		t.Errorf("MarshalText: %s", b)
+	}
 }
