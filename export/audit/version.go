@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf16"
+
+	"github.com/envgap/envgap/schemas/semver"
 )
 
 // CompareVersions orders two versions of one OSV ecosystem: -1 if a sorts before b, 0 if
@@ -63,7 +65,7 @@ func sameVersion(ecosystem, listed, v string) bool {
 	case "npm":
 		x, kx := parseSemVer(listed)
 		y, ky := parseSemVer(v)
-		return kx == semverValid && ky == semverValid && x.compare(y) == 0
+		return kx == semverValid && ky == semverValid && x.Compare(y) == 0
 	}
 	return false
 }
@@ -76,11 +78,11 @@ func sameVersion(ecosystem, listed, v string) bool {
 func compareIdentifiers(a, b []string, numericFirst bool) int {
 	for i := 0; i < min(len(a), len(b)); i++ {
 		x, y := a[i], b[i]
-		xn, yn := isASCIIDigits(x), isASCIIDigits(y)
+		xn, yn := semver.IsDigits(x), semver.IsDigits(y)
 		var c int
 		switch {
 		case xn && yn:
-			c = cmpDigits(x, y)
+			c = semver.CompareDigits(x, y)
 		case xn != yn:
 			c = cmpBool(xn != numericFirst, yn != numericFirst)
 		default:
@@ -91,30 +93,6 @@ func compareIdentifiers(a, b []string, numericFirst bool) int {
 		}
 	}
 	return cmp.Compare(len(a), len(b))
-}
-
-// cmpDigits compares two non-empty strings of ASCII digits as integers of any size.
-func cmpDigits(a, b string) int {
-	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
-	if len(a) != len(b) {
-		if len(a) < len(b) {
-			return -1
-		}
-		return 1
-	}
-	return strings.Compare(a, b)
-}
-
-func isASCIIDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // compareUTF16 orders strings as Java's String.compareTo does: by UTF-16 code units.

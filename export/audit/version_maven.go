@@ -1,6 +1,10 @@
 package audit
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/envgap/envgap/schemas/semver"
+)
 
 // mavenKind is the kind of an item of a parsed Maven version.
 type mavenKind int
@@ -190,7 +194,7 @@ func (it *mavenItem) compare(o *mavenItem) int {
 		case o == nil:
 			return cmpBool(it.num != "0", false) // 1.0 == 1, 1.1 > 1
 		case o.kind == mavenNumber:
-			return cmpDigits(it.num, o.num)
+			return semver.CompareDigits(it.num, o.num)
 		}
 		return 1 // 1.1 > 1-sp, 1.1 > 1-1
 	case mavenQualifier:

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/envgap/envgap/schemas/semver"
 )
 
 // pep440Re is the grammar of PEP 440's appendix B ("Parsing version strings with regular
@@ -97,7 +99,7 @@ func (v pep440Version) String() string {
 		} else {
 			b.WriteByte('.')
 		}
-		if isASCIIDigits(l) {
+		if semver.IsDigits(l) {
 			l = trimZeros(l)
 		}
 		b.WriteString(l)
@@ -112,11 +114,11 @@ func (v pep440Version) String() string {
 // turn, numeric ones numerically and above alphanumeric ones, which compare as lowercase
 // strings; a longer label that extends a shorter one sorts after it).
 func (v pep440Version) compare(w pep440Version) int {
-	if c := cmpDigits(v.epoch, w.epoch); c != 0 {
+	if c := semver.CompareDigits(v.epoch, w.epoch); c != 0 {
 		return c
 	}
 	for i := 0; i < max(len(v.release), len(w.release)); i++ {
-		if c := cmpDigits(segment(v.release, i), segment(w.release, i)); c != 0 {
+		if c := semver.CompareDigits(segment(v.release, i), segment(w.release, i)); c != 0 {
 			return c
 		}
 	}
@@ -127,7 +129,7 @@ func (v pep440Version) compare(w pep440Version) int {
 		if c := strings.Compare(v.pre, w.pre); c != 0 { // "a" < "b" < "rc"
 			return c
 		}
-		if c := cmpDigits(v.preN, w.preN); c != 0 {
+		if c := semver.CompareDigits(v.preN, w.preN); c != 0 {
 			return c
 		}
 	}
@@ -135,7 +137,7 @@ func (v pep440Version) compare(w pep440Version) int {
 		return c
 	}
 	if v.post {
-		if c := cmpDigits(v.postN, w.postN); c != 0 {
+		if c := semver.CompareDigits(v.postN, w.postN); c != 0 {
 			return c
 		}
 	}
@@ -143,7 +145,7 @@ func (v pep440Version) compare(w pep440Version) int {
 		return c
 	}
 	if v.dev {
-		if c := cmpDigits(v.devN, w.devN); c != 0 {
+		if c := semver.CompareDigits(v.devN, w.devN); c != 0 {
 			return c
 		}
 	}

@@ -3,13 +3,9 @@ package audit
 import (
 	"cmp"
 	"strings"
-)
 
-// semVersion is a SemVer 2.0.0 version without its build metadata, which does not order.
-type semVersion struct {
-	major, minor, patch string
-	pre                 []string
-}
+	"github.com/envgap/envgap/schemas/semver"
+)
 
 // semverKind says how a string was read as SemVer.
 type semverKind int
@@ -20,12 +16,9 @@ const (
 	semverValid                     // valid SemVer 2.0.0 (after npm's clean: space, leading v and =)
 )
 
-// compareSemVer orders versions by SemVer 2.0.0 precedence (semver.org, item 11): major,
-// minor and patch numerically; a pre-release sorts before its release; pre-release
-// identifiers in turn, numeric ones numerically and before alphanumeric ones, which
-// compare in ASCII order; a longer list of identifiers sorts after a prefix of it; build
-// metadata is ignored. Surrounding space and leading "v" and "=" characters are removed
-// first, as npm's semver.clean does.
+// compareSemVer orders versions by SemVer 2.0.0 precedence (semver.Version.Compare; build
+// metadata is ignored) after npm's clean (semver.Clean: surrounding space and leading "v"
+// and "=" characters).
 //
 // Strings that are not SemVer are, deterministically:
 //   - coerced as OSV's SemVer index does (a missing minor or patch is 0, leading zeros are
@@ -42,81 +35,24 @@ func compareSemVer(a, b string) int {
 		if ka != kb {
 			return cmpBool(ka != semverInvalid, kb != semverInvalid)
 		}
-		return strings.Compare(cleanSemVer(a), cleanSemVer(b))
+		return strings.Compare(semver.Clean(a), semver.Clean(b))
 	}
-	if c := va.compare(vb); c != 0 {
+	if c := va.Compare(vb); c != 0 {
 		return c
 	}
 	return cmp.Compare(ka, kb)
 }
 
-// cleanSemVer removes what npm's semver.clean removes before parsing.
-func cleanSemVer(s string) string {
-	return strings.TrimLeft(strings.TrimSpace(s), "=v")
-}
-
 // parseSemVer reads s as SemVer 2.0.0, or else as OSV's coercion of it.
-func parseSemVer(s string) (semVersion, semverKind) {
-	s = cleanSemVer(s)
-	if v, ok := parseSemVerStrict(s); ok {
+func parseSemVer(s string) (semver.Version, semverKind) {
+	s = semver.Clean(s)
+	if v, ok := semver.Parse(s); ok {
 		return v, semverValid
 	}
-	if v, ok := parseSemVerStrict(coerceSemVer(s)); ok {
+	if v, ok := semver.Parse(coerceSemVer(s)); ok {
 		return v, semverCoerced
 	}
-	return semVersion{}, semverInvalid
-}
-
-// parseSemVerStrict follows the BNF of semver.org: three numeric identifiers without
-// leading zeros, an optional "-" and dot-separated pre-release identifiers
-// ([0-9A-Za-z-]+, numeric ones without leading zeros), an optional "+" and dot-separated
-// build identifiers ([0-9A-Za-z-]+).
-func parseSemVerStrict(s string) (semVersion, bool) {
-	s, build, hasBuild := strings.Cut(s, "+")
-	if hasBuild {
-		for _, id := range strings.Split(build, ".") {
-			if !isSemVerIdent(id) {
-				return semVersion{}, false
-			}
-		}
-	}
-	core, pre, hasPre := strings.Cut(s, "-")
-	nums := strings.Split(core, ".")
-	if len(nums) != 3 {
-		return semVersion{}, false
-	}
-	for _, n := range nums {
-		if !isSemVerNumber(n) {
-			return semVersion{}, false
-		}
-	}
-	v := semVersion{major: nums[0], minor: nums[1], patch: nums[2]}
-	if hasPre {
-		v.pre = strings.Split(pre, ".")
-		for _, id := range v.pre {
-			if !isSemVerIdent(id) || isASCIIDigits(id) && !isSemVerNumber(id) {
-				return semVersion{}, false
-			}
-		}
-	}
-	return v, true
-}
-
-func isSemVerNumber(s string) bool {
-	return isASCIIDigits(s) && (s == "0" || s[0] != '0')
-}
-
-func isSemVerIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return semver.Version{}, semverInvalid
 }
 
 // coerceSemVer rewrites a non-SemVer string as OSV's SemVer index does before parsing:
@@ -163,7 +99,7 @@ func coerceSemVer(s string) string {
 			switch {
 			case id == "":
 				ids[k] = "-"
-			case isASCIIDigits(id):
+			case semver.IsDigits(id):
 				ids[k] = trimZeros(id)
 			}
 		}
@@ -179,21 +115,4 @@ func coerceSemVer(s string) string {
 		build, rest = "+"+strings.Join(ids, "."), ""
 	}
 	return strings.Join(nums, ".") + pre + build + rest
-}
-
-// compare orders two versions by SemVer precedence.
-func (v semVersion) compare(w semVersion) int {
-	if c := cmpDigits(v.major, w.major); c != 0 {
-		return c
-	}
-	if c := cmpDigits(v.minor, w.minor); c != 0 {
-		return c
-	}
-	if c := cmpDigits(v.patch, w.patch); c != 0 {
-		return c
-	}
-	if len(v.pre) == 0 || len(w.pre) == 0 {
-		return cmpBool(len(v.pre) == 0, len(w.pre) == 0) // a pre-release sorts first
-	}
-	return compareIdentifiers(v.pre, w.pre, true) // numeric sorts before alphanumeric
 }

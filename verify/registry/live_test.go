@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/schemas/semver"
 )
 
 // TestLiveNPM goes through the npm registry the npm client is configured with. Its
@@ -61,7 +62,7 @@ func TestLiveNPM(t *testing.T) {
 	var stable []vt
 	for v := range doc.Versions {
 		tm, ok := parseRegistryTime(doc.Time[v])
-		if sv, ok2 := parseSemver(v); ok && ok2 && !sv.prerelease() {
+		if sv, ok2 := semver.Parse(v); ok && ok2 && !sv.Prerelease() {
 			stable = append(stable, vt{v, tm})
 		}
 	}
@@ -77,15 +78,15 @@ func TestLiveNPM(t *testing.T) {
 		}
 	}
 	slices.Sort(wantKept)
-	upLatest, _ := parseSemver(doc.DistTags["latest"])
+	upLatest, _ := semver.Parse(doc.DistTags["latest"])
 	wantLatest := ""
-	var best semver
+	var best semver.Version
 	for _, v := range wantKept {
-		sv, ok := parseSemver(v)
-		if !ok || sv.prerelease() || sv.compare(upLatest) > 0 {
+		sv, ok := semver.Parse(v)
+		if !ok || sv.Prerelease() || sv.Compare(upLatest) > 0 {
 			continue
 		}
-		if wantLatest == "" || sv.compare(best) > 0 {
+		if wantLatest == "" || sv.Compare(best) > 0 {
 			wantLatest, best = v, sv
 		}
 	}

@@ -210,22 +210,6 @@ func TestRetargetTags(t *testing.T) {
 	}
 }
 
-func TestSemverOrder(t *testing.T) {
-	order := []string{"1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.0.1", "1.10.0", "2.0.0"}
-	for i := 1; i < len(order); i++ {
-		a, ok1 := parseSemver(order[i-1])
-		b, ok2 := parseSemver(order[i])
-		if !ok1 || !ok2 || a.compare(b) >= 0 || b.compare(a) <= 0 {
-			t.Errorf("%s < %s does not hold", order[i-1], order[i])
-		}
-	}
-	for _, bad := range []string{"1.0", "01.0.0", "1.0.0-", "x.y.z", "1.0.0-a..b"} {
-		if _, ok := parseSemver(bad); ok {
-			t.Errorf("parseSemver(%q) accepted", bad)
-		}
-	}
-}
-
 func TestLenient(t *testing.T) {
 	up := newUpstream(t)
 	p, srv := newTestProxy(t, up, func(o *Options) { o.Lenient = true })
