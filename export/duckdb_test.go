@@ -14,6 +14,7 @@ import (
 
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -25,17 +26,12 @@ const (
 )
 
 // duckdbDir returns a folder whose node_modules holds the pinned DuckDB package, installing
-// it on first use. Without node or npm the test is skipped, unless ENVGAP_REQUIRE_ENGINE is
-// set (CI), where it fails.
+// it on first use. Without node or npm the test is skipped, or fails under
+// ENVGAP_REQUIRE_ENGINE=1 (CI; testenv).
 func duckdbDir(tb testing.TB) string {
 	tb.Helper()
 	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("ENVGAP_REQUIRE_ENGINE") != "" {
-				tb.Fatalf("%s is not installed, and ENVGAP_REQUIRE_ENGINE is set: the parquet check needs Node.js and npm", tool)
-			}
-			tb.Skipf("%s is not installed; the independent parquet check is skipped (set ENVGAP_REQUIRE_ENGINE=1 to make this a failure)", tool)
-		}
+		testenv.Tool(tb, tool) // the independent parquet check needs Node.js and npm
 	}
 	base := os.Getenv("ENVGAP_NODE_CACHE")
 	if base == "" {

@@ -64,8 +64,9 @@ type Options struct {
 	Force bool
 	// NoCache disables the engine's layer cache.
 	NoCache bool
-	// NPMRegistry is the npm registry for Node.js and npm on the local flavour;
-	// empty asks the host's npm client (`npm config get registry`).
+	// NPMRegistry is the npm registry for Node.js and npm on the local flavour (the
+	// command line passes the npm client's configured one); required to build the local
+	// JavaScript image.
 	NPMRegistry string
 	// HostCAFile is the CA bundle copied into local-flavour images; empty
 	// means DefaultHostCAFile if it exists, "none" copies nothing.
@@ -331,9 +332,7 @@ func prepareInputs(ctx context.Context, s spec, base, baseID string, local bool,
 	if local && s.name == JavaScript {
 		reg := opts.NPMRegistry
 		if reg == "" {
-			if reg, err = npmRegistryFromClient(ctx); err != nil {
-				return nil, err
-			}
+			return nil, errors.New("the local JavaScript image takes Node.js and npm from an npm registry, and none was given: pass --npm-registry URL or configure the npm client (npm config get registry)")
 		}
 		nodeMajor, npmMajor := opts.NodeMajor, opts.NPMMajor
 		if nodeMajor == 0 {

@@ -3,24 +3,21 @@ package images_test
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/envgap/envgap/images"
+	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/sandbox"
 )
 
-// needEngine skips (or fails, with ENVGAP_REQUIRE_ENGINE=1) without an engine.
+// needEngine skips (or fails, with ENVGAP_REQUIRE_ENGINE=1: testenv) without an engine.
 func needEngine(t *testing.T) *sandbox.Engine {
 	t.Helper()
 	e, err := sandbox.Connect(context.Background(), "")
 	if err != nil {
-		if os.Getenv("ENVGAP_REQUIRE_ENGINE") == "1" {
-			t.Fatalf("ENVGAP_REQUIRE_ENGINE=1 but: %v", err)
-		}
-		t.Skipf("no container engine: %v", err)
+		testenv.Missing(t, "no container engine: %v", err)
 	}
 	t.Cleanup(func() { e.Close() })
 	return e
@@ -92,8 +89,8 @@ func TestImagesBehave(t *testing.T) {
 				spec.Steps = append(spec.Steps, sandbox.Step{Name: string(rune('a' + i)), Command: s})
 			}
 			res, err := e.Run(context.Background(), spec)
-			if errors.Is(err, sandbox.ErrImageMissing) && os.Getenv("ENVGAP_REQUIRE_ENGINE") != "1" {
-				t.Skipf("%v", err)
+			if errors.Is(err, sandbox.ErrImageMissing) {
+				testenv.Missing(t, "%v", err)
 			}
 			if err != nil {
 				t.Fatalf("Run: %v", err)

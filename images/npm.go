@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,20 +25,6 @@ type npmTarball struct {
 	version   string
 	tarball   string
 	integrity string // Subresource Integrity string, e.g. "sha512-..."
-}
-
-// npmRegistryFromClient asks the host's npm client which registry it uses
-// (`npm config get registry`).
-func npmRegistryFromClient(ctx context.Context) (string, error) {
-	out, err := exec.CommandContext(ctx, "npm", "config", "get", "registry").Output()
-	if err != nil {
-		return "", fmt.Errorf("asking npm for its registry (npm config get registry): %w; pass the registry URL explicitly", err)
-	}
-	reg := strings.TrimSpace(string(out))
-	if reg == "" || reg == "undefined" {
-		return "", fmt.Errorf("npm config get registry printed nothing; pass the registry URL explicitly")
-	}
-	return reg, nil
 }
 
 // resolveNPM finds the highest release (no prerelease) of name whose major

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/registry"
@@ -96,7 +97,7 @@ func BenchmarkVerifyEngine(b *testing.B) {
 				st, _ := catalog.Open(b.TempDir())
 				sess, err := Open(context.Background(), Env{Store: st, Registry: registry.Options{NPMUpstream: "http://127.0.0.1:1/"}, SweepOlderThan: -1})
 				if err != nil {
-					b.Skipf("no engine: %v", err)
+					testenv.Missing(b, "no engine: %v", err)
 				}
 				cands := benchCandidates(6)
 				st.AddCandidateSet("bench", "bench", cands, nil)

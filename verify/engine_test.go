@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/registry"
@@ -27,7 +27,8 @@ import (
 )
 
 // openEnv opens a verify session on the real engine, or skips (fails when
-// ENVGAP_REQUIRE_ENGINE=1, as in CI).
+// ENVGAP_REQUIRE_ENGINE=1, as in CI: testenv). npm goes through the proxy to the npm
+// client's configured registry, asked as the command line asks it.
 func openEnv(t *testing.T, st *catalog.Catalog, pypi string) *Session {
 	t.Helper()
 	if testing.Short() {
@@ -35,20 +36,18 @@ func openEnv(t *testing.T, st *catalog.Catalog, pypi string) *Session {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	sess, err := Open(ctx, Env{Store: st, Registry: registry.Options{PyPIUpstream: pypi}, SweepOlderThan: -1})
+	npm, err := registry.NPMConfigRegistry(ctx)
 	if err != nil {
-		if os.Getenv("ENVGAP_REQUIRE_ENGINE") == "1" {
-			t.Fatalf("engine required: %v", err)
-		}
-		t.Skipf("no container engine: %v", err)
+		testenv.Missing(t, "no npm registry: %v", err)
+	}
+	sess, err := Open(ctx, Env{Store: st, Registry: registry.Options{PyPIUpstream: pypi, NPMUpstream: npm}, SweepOlderThan: -1})
+	if err != nil {
+		testenv.Missing(t, "no container engine: %v", err)
 	}
 	t.Cleanup(func() { sess.Close() })
 	for _, name := range []string{"envgap-python-eval", "envgap-javascript-eval"} {
 		if _, err := sess.Stage.Cores[0].ImageID(ctx, name); err != nil {
-			if os.Getenv("ENVGAP_REQUIRE_ENGINE") == "1" {
-				t.Fatalf("image required: %v", err)
-			}
-			t.Skipf("image missing: %v", err)
+			testenv.Missing(t, "image missing: %v", err)
 		}
 	}
 	return sess

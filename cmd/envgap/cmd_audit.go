@@ -35,12 +35,9 @@ func (o *auditUpstreams) addFlags(c *cobra.Command) {
 // auditor builds the auditor of the upstreams, and a name of what it asks (the OSV file
 // by the digest of its content).
 func (o *auditUpstreams) auditor(ctx context.Context) (*audit.Auditor, string, error) {
-	npmURL := o.NPMRegistry
-	if npmURL == "" {
-		var err error
-		if npmURL, err = audit.NPMConfigRegistry(ctx); err != nil {
-			return nil, "", usageError{err}
-		}
+	npmURL, err := npmRegistry(ctx, o.NPMRegistry)
+	if err != nil {
+		return nil, "", usageError{fmt.Errorf("%w (or pass --npm-registry URL)", err)}
 	}
 	client := &http.Client{Timeout: o.Timeout}
 	a := &audit.Auditor{

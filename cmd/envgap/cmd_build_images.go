@@ -61,6 +61,9 @@ func runBuildImages(c *cobra.Command, f *factory, opts *buildImagesOptions) erro
 	case opts.Production:
 		o.Flavor = images.FlavorProduction
 	}
+	if o.NPMRegistry == "" && o.Flavor != images.FlavorProduction {
+		o.NPMRegistry = npmRegistryOrWarn(c.Context(), f, "", "--npm-registry")
+	}
 	if o.CacheDir == "" {
 		if d, err := os.UserCacheDir(); err == nil {
 			o.CacheDir = filepath.Join(d, "envgap", "images")

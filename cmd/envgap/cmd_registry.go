@@ -32,7 +32,7 @@ that day, UTC). Upstream faults answer 502, never 404. Artifacts are cached by s
 		Example: "  envgap registry serve --addr 127.0.0.1:8080\n  pip install --index-url http://127.0.0.1:8080/c/2023-07-30/pypi/simple/ cython",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
-			ro := registry.Options{PyPIUpstream: opts.PyPIUpstream, NPMUpstream: opts.NPMUpstream,
+			ro := registry.Options{PyPIUpstream: opts.PyPIUpstream, NPMUpstream: npmRegistryOrWarn(c.Context(), f, opts.NPMUpstream, "--npm-upstream"),
 				Logger: slog.New(slog.NewTextHandler(f.Err, nil))}
 			st, err := f.OpenStore()
 			if opts.Cache != "" {

@@ -47,7 +47,7 @@ func (o *engineOptions) open(c *cobra.Command, f *factory) (*verify.Session, ver
 	sess, err := verify.Open(c.Context(), verify.Env{
 		Store:       st,
 		Engines:     o.Engines,
-		Registry:    registry.Options{PyPIUpstream: o.PyPIUpstream, NPMUpstream: o.NPMUpstream},
+		Registry:    registry.Options{PyPIUpstream: o.PyPIUpstream, NPMUpstream: npmRegistryOrWarn(c.Context(), f, o.NPMUpstream, "--npm-upstream")},
 		ProxyListen: o.ProxyListen,
 		ProxyURL:    o.ProxyURL,
 	})

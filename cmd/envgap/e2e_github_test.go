@@ -15,6 +15,7 @@ import (
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/export/scan"
+	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/registry"
 	"github.com/envgap/envgap/verify/sandbox"
@@ -94,7 +95,7 @@ func (w *e2eWorld) gitURLTemplate() string {
 }
 
 // requireEngine skips the test when no container engine with the images answers, or fails
-// it when ENVGAP_REQUIRE_ENGINE=1 (as in CI).
+// it when ENVGAP_REQUIRE_ENGINE=1 (as in CI: testenv).
 func requireEngine(t testing.TB, images ...string) {
 	t.Helper()
 	if testing.Short() {
@@ -112,10 +113,7 @@ func requireEngine(t testing.TB, images ...string) {
 		}
 	}
 	if err != nil {
-		if os.Getenv("ENVGAP_REQUIRE_ENGINE") == "1" {
-			t.Fatalf("engine required: %v", err)
-		}
-		t.Skipf("no container engine or image: %v", err)
+		testenv.Missing(t, "no container engine or image: %v", err)
 	}
 }
 

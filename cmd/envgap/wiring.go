@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/envgap/envgap/crawl"
 	"github.com/envgap/envgap/crawl/gitfetch"
 	"github.com/envgap/envgap/verify"
 	"github.com/envgap/envgap/verify/core"
+	"github.com/envgap/envgap/verify/registry"
 )
 
 // checkoutSource returns how verify materialises GitHub candidates: the files of
@@ -28,4 +30,25 @@ func checkoutSource(urlTemplate string) verify.ProjectSource {
 		}
 		return files, nil
 	}
+}
+
+// npmRegistry returns the npm registry a command uses: the URL given on its command line,
+// else the npm client's configured registry (asked once, here, and passed down to the
+// registry proxy, the audit or the image build).
+func npmRegistry(ctx context.Context, given string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	return registry.NPMConfigRegistry(ctx)
+}
+
+// npmRegistryOrWarn is npmRegistry for commands that can do without npm: when the npm
+// client cannot say, it warns and returns "" (npm requests through the proxy then fail
+// with a message saying to pass the URL).
+func npmRegistryOrWarn(ctx context.Context, f *factory, given, flag string) string {
+	u, err := npmRegistry(ctx, given)
+	if err != nil {
+		fmt.Fprintf(f.Err, "warning: %v; npm will not work (pass %s URL)\n", err, flag)
+	}
+	return u
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -39,9 +40,7 @@ func gitCLI(t *testing.T, dir string, env []string, args ...string) string {
 
 func needGit(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git CLI not installed")
-	}
+	testenv.Tool(t, "git")
 }
 
 // gitCLICommit makes the base commit with the git CLI the way doc.go documents it.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -211,10 +212,7 @@ func TestSetupScript(t *testing.T) {
 	if !strings.Contains(a, `packages="libssl-dev pkg-config"`) || !strings.Contains(a, "DEBIAN_FRONTEND=noninteractive") || !strings.Contains(a, "-y") {
 		t.Errorf("script:\n%s", a)
 	}
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh")
-	}
+	sh := testenv.Tool(t, "sh")
 	script, _ := SetupScript([]string{"libssl-dev", "pkg-config"}, "#!/bin/bash\necho own-setup-ran \"$UNSET_VAR\"\n")
 	for _, tc := range []struct {
 		name      string

@@ -2,13 +2,13 @@ package lite
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -150,9 +150,7 @@ func TestImportDemo(t *testing.T) {
 // the result with the project plus gold_files.
 func checkPatchApplies(t *testing.T, c schemas.Candidate) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		return
-	}
+	testenv.Tool(t, "git")
 	created, _ := time.Parse(time.RFC3339, c.CreatedAt)
 	dir := filepath.Join(t.TempDir(), "w")
 	if _, err := Materialize(dir, c.ProjectFiles, created); err != nil {

@@ -3,12 +3,10 @@ package audit
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -268,21 +266,4 @@ func (m *Maven) Lookup(ctx context.Context, name string, cutoff schemas.Cutoff) 
 		}
 	}
 	return e, nil
-}
-
-// NPMConfigRegistry asks the npm client for its registry (`npm config get registry`).
-func NPMConfigRegistry(ctx context.Context) (string, error) {
-	out, err := exec.CommandContext(ctx, "npm", "config", "get", "registry").Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return "", fmt.Errorf("npm config get registry: %w: %s", err, strings.TrimSpace(string(ee.Stderr)))
-		}
-		return "", fmt.Errorf("npm config get registry: %w (install npm, or pass --npm-registry URL)", err)
-	}
-	u := strings.TrimSpace(string(out))
-	if _, err := url.ParseRequestURI(u); err != nil || u == "undefined" {
-		return "", fmt.Errorf("npm config get registry gave %q: pass --npm-registry URL", u)
-	}
-	return u, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -173,9 +174,7 @@ func TestParsePyModuleMap(t *testing.T) {
 // the installed strace accepts, the exit code must be the run's, and the loaded files
 // must come out as dependencies.
 func TestTraceCommandLive(t *testing.T) {
-	if _, err := exec.LookPath("strace"); err != nil {
-		t.Skip("strace is not installed")
-	}
+	testenv.Tool(t, "strace")
 	dir := t.TempDir()
 	mod := filepath.Join(dir, "node_modules", "dep")
 	if err := os.MkdirAll(mod, 0o755); err != nil {
@@ -193,7 +192,7 @@ func TestTraceCommandLive(t *testing.T) {
 	ee, ok := err.(*exec.ExitError)
 	if !ok || ee.ExitCode() != 3 {
 		if strings.Contains(string(out), "ptrace") || strings.Contains(string(out), "Operation not permitted") {
-			t.Skipf("ptrace not permitted here: %s", out)
+			testenv.Missing(t, "ptrace not permitted here: %s", out)
 		}
 		t.Fatalf("exit %v, want 3; output %s", err, out)
 	}

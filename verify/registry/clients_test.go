@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -47,9 +48,7 @@ func TestRealPip(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real clients skipped in -short")
 	}
-	if _, err := exec.Command("python3", "-m", "pip", "--version").Output(); err != nil {
-		t.Skipf("python3 -m pip not available: %v", err)
-	}
+	testenv.Command(t, "python3", "-m", "pip", "--version")
 	up := newUpstream(t)
 	p, srv := newTestProxy(t, up, nil)
 	cut, _ := schemas.ParseCutoff(testCutoff)
@@ -104,9 +103,7 @@ func TestRealNPM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real clients skipped in -short")
 	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skipf("npm not available: %v", err)
-	}
+	testenv.Tool(t, "npm")
 	up := newUpstream(t)
 	p, srv := newTestProxy(t, up, nil)
 	cut, _ := schemas.ParseCutoff(testCutoff)

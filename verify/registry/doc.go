@@ -42,8 +42,9 @@
 // # Upstreams and faults
 //
 // PyPI's upstream is any PEP 691 JSON index that reports upload-time (default
-// DefaultPyPIUpstream); npm's is the registry the npm client is configured with
-// (`npm config get registry`, read once by New) unless Options.NPMUpstream names one.
+// DefaultPyPIUpstream); npm's is Options.NPMUpstream, which the command line sets to the
+// registry the npm client is configured with (NPMConfigRegistry: `npm config get registry`,
+// asked once where a command is wired) unless --npm-upstream names one.
 // An upstream 404 is a 404. An upstream 5xx, timeout, connection error or malformed
 // document is a 502 with a message, never a 404: an outage must not look like a package
 // that does not exist.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/schemas/semver"
 )
@@ -30,7 +31,7 @@ func TestLiveNPM(t *testing.T) {
 	defer cancel()
 	upstreamRoot, err := NPMConfigRegistry(ctx)
 	if err != nil {
-		t.Skipf("no npm registry configured: %v", err)
+		testenv.Missing(t, "no npm registry configured: %v", err)
 	}
 	const pkg = "chalk"
 	req, _ := http.NewRequestWithContext(ctx, "GET", strings.TrimSuffix(upstreamRoot, "/")+"/"+pkg, nil)
@@ -92,7 +93,7 @@ func TestLiveNPM(t *testing.T) {
 	}
 
 	t.Logf("cut-off %s: %d of %d versions kept, latest %s (upstream latest %s)", cutoff.String(), len(wantKept), len(doc.Versions), wantLatest, doc.DistTags["latest"])
-	p, err := New(Options{PyPIUpstream: "http://127.0.0.1:9/simple/", TempDir: t.TempDir()})
+	p, err := New(Options{PyPIUpstream: "http://127.0.0.1:9/simple/", NPMUpstream: upstreamRoot, TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,12 +41,10 @@ type Options struct {
 	// PyPIUpstream is a PEP 691 JSON simple index that reports upload-time (PEP 700),
 	// e.g. "https://pypi.org/simple/". Empty: DefaultPyPIUpstream.
 	PyPIUpstream string
-	// NPMUpstream is the npm registry root. Empty: the output of `npm config get
-	// registry`, run once by New; when that fails npm requests answer 502 with a message
-	// saying to pass the upstream explicitly.
+	// NPMUpstream is the npm registry root (the command line passes the npm client's,
+	// NPMConfigRegistry). Empty: npm requests answer 502 with a message saying to pass
+	// the upstream.
 	NPMUpstream string
-	// NPMRegistryLookup replaces running `npm config get registry` (tests).
-	NPMRegistryLookup func(ctx context.Context) (string, error)
 	// Client is used for upstream requests. Nil: a client with UpstreamTimeout as its
 	// response-header timeout.
 	Client *http.Client
@@ -146,17 +144,8 @@ func New(opts Options) (*Proxy, error) {
 	}
 	npmURL := opts.NPMUpstream
 	if npmURL == "" {
-		lookup := opts.NPMRegistryLookup
-		if lookup == nil {
-			lookup = NPMConfigRegistry
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		npmURL, err = lookup(ctx)
-		cancel()
-		if err != nil {
-			p.npmErr = fmt.Errorf("no npm upstream: %w; pass the upstream explicitly (Options.NPMUpstream / --npm-upstream URL)", err)
-			p.log.Warn("npm requests will fail", "err", p.npmErr)
-		}
+		p.npmErr = errors.New("no npm upstream given: pass Options.NPMUpstream (--npm-upstream URL; cmd takes the npm client's configured registry by default, see NPMConfigRegistry)")
+		p.log.Warn("npm requests will fail", "err", p.npmErr)
 	}
 	if p.npmErr == nil {
 		if p.npm, err = parseUpstream(npmURL); err != nil {
@@ -171,8 +160,10 @@ func New(opts Options) (*Proxy, error) {
 	return p, nil
 }
 
-// NPMConfigRegistry returns the registry the npm client is configured with (`npm config
-// get registry`).
+// NPMConfigRegistry returns the registry the host's npm client is configured with (`npm
+// config get registry`). It is the project's one way of asking: the command line calls it
+// once, where it wires a command, and passes the URL to the proxy (Options.NPMUpstream),
+// the registry audit and the image build.
 func NPMConfigRegistry(ctx context.Context) (string, error) {
 	out, err := exec.CommandContext(ctx, "npm", "config", "get", "registry").Output()
 	if err != nil {
@@ -180,11 +171,14 @@ func NPMConfigRegistry(ctx context.Context) (string, error) {
 		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
 			return "", fmt.Errorf("npm config get registry: %w: %s", err, strings.TrimSpace(string(ee.Stderr)))
 		}
-		return "", fmt.Errorf("npm config get registry: %w", err)
+		return "", fmt.Errorf("npm config get registry: %w (install npm, or give the registry URL)", err)
 	}
 	s := strings.TrimSpace(string(out))
 	if s == "" || s == "undefined" {
-		return "", errors.New("npm config get registry printed nothing")
+		return "", errors.New("npm config get registry printed nothing: give the registry URL")
+	}
+	if _, err := url.ParseRequestURI(s); err != nil {
+		return "", fmt.Errorf("npm config get registry gave %q, not a URL: give the registry URL", s)
 	}
 	return s, nil
 }

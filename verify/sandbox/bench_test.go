@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/envgap/envgap/internal/testenv"
 )
 
 func trivialSpec(img string) Spec {
@@ -19,10 +21,7 @@ func trivialSpec(img string) Spec {
 // reports both and their ratio (run-ms / cli-ms).
 func BenchmarkRunVsDockerCLI(b *testing.B) {
 	e, img := needEngine(b)
-	docker, err := exec.LookPath("docker")
-	if err != nil {
-		b.Skip("no docker CLI")
-	}
+	docker := testenv.Tool(b, "docker")
 	ctx := context.Background()
 	var runTotal, cliTotal time.Duration
 	for b.Loop() {

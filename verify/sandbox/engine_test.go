@@ -21,6 +21,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/strslice"
+	"github.com/envgap/envgap/internal/testenv"
 )
 
 // defaultTestImage is created by images/setup-engine.sh on machines without
@@ -29,16 +30,13 @@ import (
 const defaultTestImage = "localhost/envgap-base:bookworm"
 
 // needEngine connects to the engine of DOCKER_HOST, skipping the test when
-// none answers, or failing it when ENVGAP_REQUIRE_ENGINE=1.
+// none answers, or failing it when ENVGAP_REQUIRE_ENGINE=1 (testenv).
 func needEngine(t testing.TB) (*Engine, string) {
 	t.Helper()
 	ctx := context.Background()
 	e, err := Connect(ctx, "")
 	if err != nil {
-		if os.Getenv("ENVGAP_REQUIRE_ENGINE") == "1" {
-			t.Fatalf("ENVGAP_REQUIRE_ENGINE=1 but: %v", err)
-		}
-		t.Skipf("no container engine: %v", err)
+		testenv.Missing(t, "no container engine: %v", err)
 	}
 	t.Cleanup(func() { e.Close() })
 	img := os.Getenv("ENVGAP_SANDBOX_TEST_IMAGE")
@@ -46,10 +44,7 @@ func needEngine(t testing.TB) (*Engine, string) {
 		img = defaultTestImage
 	}
 	if _, err := e.cli.ImageInspect(ctx, img); err != nil {
-		if os.Getenv("ENVGAP_REQUIRE_ENGINE") == "1" {
-			t.Fatalf("test image %s: %v (run images/setup-engine.sh)", img, err)
-		}
-		t.Skipf("test image %s: %v (run images/setup-engine.sh)", img, err)
+		testenv.Missing(t, "test image %s: %v (run images/setup-engine.sh)", img, err)
 	}
 	return e, img
 }
