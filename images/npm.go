@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/envgap/envgap/data"
 )
 
 // npmTarball is one resolved package version of the npm registry.
@@ -198,33 +200,9 @@ func fetchNPM(ctx context.Context, hc *http.Client, t npmTarball, cacheDir strin
 		return nil, fmt.Errorf("downloading %s@%s: %s digest does not match the packument's integrity %s", t.name, t.version, c.algo, t.integrity)
 	}
 	if cachePath != "" {
-		if err := writeAtomic(cachePath, b); err != nil {
+		if err := data.WriteFile(cachePath, 0o644, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 			return nil, fmt.Errorf("caching %s@%s: %w", t.name, t.version, err)
 		}
 	}
 	return b, nil
-}
-
-// writeAtomic writes b to path through a temporary file and a rename.
-func writeAtomic(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

@@ -1,16 +1,19 @@
 package scan
 
 import (
+	"io"
+
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"time"
+
+	"github.com/envgap/envgap/data"
 )
 
 // DefaultReviewFile is where the committed review decisions live, relative to the
@@ -134,22 +137,10 @@ func (r *Review) Save(path string) error {
 	if _, err := ParseReview(path, b); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".scan-review-*")
-	if err != nil {
+	if err := data.WriteFile(path, 0o644, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 		return fmt.Errorf("review file %s: %w", path, err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("review file %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("review file %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("review file %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }
 
 // Lookup returns the decision for a fingerprint.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"sync"
+
 )
 
 // BlobCache stores registry artifacts (wheels, sdists, npm tarballs, metadata files and the
