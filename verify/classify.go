@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/envgap/envgap/schemas"
@@ -19,25 +20,81 @@ type Observation struct {
 	AfterFailure  string // why the after-run did not resolve, in words
 }
 
-// Decision is a verdict's outcome with its reason and stability.
-type Decision struct {
-	Outcome   schemas.Outcome
-	Reason    string
-	Stability string
-	IsControl bool
+// Case is what Classify knows of a candidate besides its runs.
+type Case struct {
+	Set       schemas.Source
+	HasFix    bool   // the candidate carries a fix (gold_files)
+	Regex     string // the recipe's expected_failure_regex; "" derives one from the failure
+	Signature string // the candidate's failure_signature, if it has one
 }
 
-// Classify decides a candidate's outcome from its repeated observations. hasFix says
-// whether the candidate carries a fix (gold_files); set is its source. The rules:
+// Decision is the whole of a verdict's judgement: its outcome with the reason and
+// stability, whether it is a control, the failure signature it records and, for a recipe
+// without expected_failure_regex, the pattern derived from the failure.
+type Decision struct {
+	Outcome          schemas.Outcome
+	Reason           string
+	Stability        string
+	IsControl        bool
+	FailureSignature string // the verdict's failure_signature ("" for a control)
+	DerivedRegex     string // expected_failure_regex derived from the failure ("" when the recipe had one or none was found)
+}
+
+// Classify decides a candidate's verdict from its repeated observations. The rules:
 //
+//   - a recipe without expected_failure_regex (Lite projects) takes the failure line of
+//     the first repeat whose output holds a recognised environment failure
+//     (Observation.Recognised) as its signature and its quoted form as the pattern; a
+//     repeat's failure matches only if it is that failure;
 //   - every repeat must agree (before: fails-matching / fails-other / passes; after:
 //     resolved or not), else not_reproduced "flaky k/n";
 //   - nothing fails before the fix -> already_works (a reported candidate whose unchanged
 //     project also runs becomes a control);
-//   - a failure that does not match expected_failure_regex -> not_reproduced;
+//   - a failure that does not match expected_failure_regex -> not_reproduced (without a
+//     pattern: not a recognised environment failure);
 //   - the fix does not make the project run -> not_reproduced;
 //   - otherwise verified.
-func Classify(set schemas.Source, hasFix bool, obs []Observation) Decision {
+//
+// The signature recorded is the derived one, else the candidate's, else the matched
+// failure line; a control records none.
+func Classify(c Case, obs []Observation) Decision {
+	sig, derived := "", ""
+	if c.Regex == "" {
+		for _, o := range obs {
+			if o.BeforeFailed && o.Recognised && o.FailedLine != "" {
+				sig, derived = o.FailedLine, schemas.FailureRegex(o.FailedLine)
+				break
+			}
+		}
+		// Every repeat must show the same recognised failure.
+		obs = slices.Clone(obs)
+		for i := range obs {
+			obs[i].BeforeMatched = obs[i].BeforeFailed && sig != "" && matches(derived, obs[i].FailedLine)
+		}
+	}
+	d := decide(c.Set, c.HasFix, obs)
+	if c.Regex == "" && sig == "" && len(obs) > 0 && obs[0].BeforeFailed && d.Outcome == schemas.OutcomeNotReproduced && !strings.HasPrefix(d.Reason, "flaky") {
+		d.Reason = fmt.Sprintf("the project failed before the fix (step %s: %q), but that is not a recognised environment failure and the candidate gives no expected_failure_regex; add one if this is the failure", obs[0].FailedStep, obs[0].FailedLine)
+	}
+	d.FailureSignature = c.Signature
+	if sig != "" {
+		d.FailureSignature, d.DerivedRegex = sig, derived
+	} else if d.FailureSignature == "" && len(obs) > 0 && obs[0].BeforeMatched {
+		d.FailureSignature = obs[0].FailedLine
+	}
+	if d.IsControl {
+		d.FailureSignature = ""
+	}
+	return d
+}
+
+func matches(re, s string) bool {
+	r, err := schemas.CompileFailureRegex(re)
+	return err == nil && r.MatchString(s)
+}
+
+// decide applies the outcome rules to observations whose BeforeMatched is final.
+func decide(set schemas.Source, hasFix bool, obs []Observation) Decision {
 	n := len(obs)
 	if n == 0 {
 		return Decision{Outcome: schemas.OutcomeNotChecked, Reason: "no runs"}

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,9 +39,52 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := Classify(tt.set, tt.hasFix, tt.obs)
+			d := Classify(Case{Set: tt.set, HasFix: tt.hasFix, Regex: "x==2"}, tt.obs)
 			if d.Outcome != tt.want || d.IsControl != tt.control || d.Stability != tt.stab || !strings.Contains(d.Reason, tt.reason) {
 				t.Errorf("got %+v; want %s control=%v stability %s reason containing %q", d, tt.want, tt.control, tt.stab, tt.reason)
+			}
+		})
+	}
+}
+
+// Classify returns the whole decision: with a recipe pattern, the candidate's signature
+// (else the matched line); without one, the signature and pattern derived from the first
+// recognised failure, and a reason saying what to do when there is none.
+func TestClassifyDecidesSignature(t *testing.T) {
+	line := "ERROR: No matching distribution found for tabulate==0.9.1"
+	failing := Observation{BeforeFailed: true, FailedStep: "repro", FailedLine: line, Recognised: true, AfterResolved: true}
+	unknown := Observation{BeforeFailed: true, FailedStep: "repro", FailedLine: "Segmentation fault", AfterResolved: true}
+	passes := Observation{AfterResolved: true}
+	lite := Case{Set: schemas.SourceLite, HasFix: true}
+	withRegex := lite
+	withRegex.Regex = "No matching distribution"
+	matched := failing
+	matched.BeforeMatched = true
+	tests := []struct {
+		name      string
+		c         Case
+		obs       []Observation
+		want      schemas.Outcome
+		sig, re   string
+		reasonHas string
+	}{
+		{"derived", lite, []Observation{failing, failing}, schemas.OutcomeVerified, line, schemas.FailureRegex(line), "fails before the fix"},
+		{"derived from a later repeat is flaky", lite, []Observation{unknown, failing}, schemas.OutcomeNotReproduced, line, schemas.FailureRegex(line), "flaky 1/2"},
+		{"not recognised", lite, []Observation{unknown}, schemas.OutcomeNotReproduced, "", "", "not a recognised environment failure"},
+		{"recipe pattern, matched line", withRegex, []Observation{matched}, schemas.OutcomeVerified, line, "", "fails before the fix"},
+		{"recipe pattern, candidate signature", Case{Set: schemas.SourceRepaired, HasFix: true, Regex: "x", Signature: "given"}, []Observation{matched}, schemas.OutcomeVerified, "given", "", "fails before the fix"},
+		{"control records none", Case{Set: schemas.SourceReported, Regex: "x", Signature: "given"}, []Observation{passes}, schemas.OutcomeAlreadyWorks, "", "", "a control"},
+		{"no runs", lite, nil, schemas.OutcomeNotChecked, "", "", "no runs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := slices.Clone(tt.obs)
+			d := Classify(tt.c, tt.obs)
+			if d.Outcome != tt.want || d.FailureSignature != tt.sig || d.DerivedRegex != tt.re || !strings.Contains(d.Reason, tt.reasonHas) {
+				t.Errorf("got %+v\nwant %s signature %q regex %q reason containing %q", d, tt.want, tt.sig, tt.re, tt.reasonHas)
+			}
+			if !slices.Equal(in, tt.obs) {
+				t.Errorf("Classify changed its input")
 			}
 		})
 	}

@@ -138,7 +138,6 @@ func (s *Stage) check(ctx context.Context, cr *core.Core, c catalog.CandidateEnt
 	}
 	var before, after []schemas.Digest
 	var obs []Observation
-	sig, derivedRegex := "", ""
 	for i := 0; i < opts.Repeat; i++ {
 		b, bd, err := s.run(ctx, cr, core.Spec{InstanceID: id, Side: core.SideBefore, Project: project, Recipe: recipe, RegistryDate: c.RegistryDate, Limits: opts.Limits}, imageID, "", i)
 		if err != nil {
@@ -153,35 +152,17 @@ func (s *Stage) check(ctx context.Context, cr *core.Core, c catalog.CandidateEnt
 		if err != nil {
 			return fail(id, err)
 		}
-		if recipe.ExpectedFailureRegex == "" && o.BeforeFailed && o.Recognised && o.FailedLine != "" && sig == "" {
-			sig, derivedRegex = o.FailedLine, schemas.FailureRegex(o.FailedLine)
-		}
 		obs = append(obs, o)
 	}
-	if recipe.ExpectedFailureRegex == "" {
-		// No pattern given (Lite projects): the failure must be a recognised
-		// environment failure, and every repeat must show the same one.
-		for i := range obs {
-			obs[i].BeforeMatched = obs[i].BeforeFailed && sig != "" && matches(derivedRegex, obs[i].FailedLine)
-		}
-	}
-	dec := Classify(c.Set, len(fix) > 0, obs)
-	if recipe.ExpectedFailureRegex == "" && sig == "" && len(obs) > 0 && obs[0].BeforeFailed && dec.Outcome == schemas.OutcomeNotReproduced && !strings.HasPrefix(dec.Reason, "flaky") {
-		dec.Reason = fmt.Sprintf("the project failed before the fix (step %s: %q), but that is not a recognised environment failure and the candidate gives no expected_failure_regex; add one if this is the failure", obs[0].FailedStep, obs[0].FailedLine)
-	}
+	dec := Classify(Case{Set: c.Set, HasFix: len(fix) > 0, Regex: recipe.ExpectedFailureRegex, Signature: c.FailureSignature}, obs)
 	v := schemas.Verdict{
 		Kind: "verdict", InstanceID: id, Candidate: c.Digest, Key: key, Outcome: dec.Outcome, Reason: dec.Reason,
 		IsControl: dec.IsControl, Recipe: recipe, Before: before, After: after, Stability: dec.Stability,
-		CoreVersion: core.Version, DecidedAt: opts.Now().UTC().Format(time.RFC3339), FailureSignature: c.FailureSignature,
+		CoreVersion: core.Version, DecidedAt: opts.Now().UTC().Format(time.RFC3339), FailureSignature: dec.FailureSignature,
 		Proposal: pd,
 	}
-	if recipe.ExpectedFailureRegex == "" && sig != "" {
-		v.Recipe.ExpectedFailureRegex, v.FailureSignature = derivedRegex, sig
-	} else if v.FailureSignature == "" && len(obs) > 0 && obs[0].BeforeMatched {
-		v.FailureSignature = obs[0].FailedLine
-	}
-	if dec.IsControl {
-		v.FailureSignature = ""
+	if dec.DerivedRegex != "" {
+		v.Recipe.ExpectedFailureRegex = dec.DerivedRegex
 	}
 	// The verdict this one replaces; none when there is none, or when it was lost (this
 	// run decides it again).
@@ -217,11 +198,6 @@ func verdictRef(v *schemas.Verdict) string {
 		return data.RefProposalChecks + v.InstanceID + "/" + v.Proposal.Short()
 	}
 	return data.RefVerdicts + v.InstanceID
-}
-
-func matches(re, s string) bool {
-	r, err := schemas.CompileFailureRegex(re)
-	return err == nil && r.MatchString(s)
 }
 
 // run runs one spec, memoised per (spec, image, repeat index) so an interrupted verify
