@@ -13,7 +13,7 @@
 //
 // Exclusions. A task found broken after admission is never deleted: an Exclusion record
 // (ref exclusions/<instance_id>, each newer one pointing at the one it supersedes) marks it
-// excluded_from_scoring. Exclusions lists them for the card's table; Exclude records a hand
+// excluded_from_scoring. The card's table lists them; Exclude records a hand
 // exclusion (a parser or harness case no recheck measures).
 //
 // The export folder (Export) is what the Hub serves:

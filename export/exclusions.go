@@ -22,17 +22,8 @@ type ExcludedTask struct {
 	ByHand bool   `json:"by_hand"`
 }
 
-// Exclusions lists the store's tasks that are excluded from scoring, sorted by instance id,
-// with the latest exclusion of each.
-func Exclusions(st catalog.Store) ([]ExcludedTask, error) {
-	tasks, err := st.Tasks()
-	if err != nil {
-		return nil, err
-	}
-	return exclusionsOf(st, tasks)
-}
-
-// exclusionsOf is Exclusions over an already loaded task set.
+// exclusionsOf lists the tasks of a loaded task set that are excluded from scoring, in the
+// set's order (by instance id), with the latest exclusion of each.
 func exclusionsOf(st catalog.Store, tasks []schemas.Task) ([]ExcludedTask, error) {
 	out := []ExcludedTask{}
 	for i := range tasks {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -36,7 +37,7 @@ func TestExcludeChainsAndNeverDeletes(t *testing.T) {
 	if !st.Has(first.Digest) {
 		t.Error("the superseded exclusion was deleted")
 	}
-	got, err := Exclusions(st)
+	got, err := storeExclusions(st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestExcludeRefuses(t *testing.T) {
 			}
 		})
 	}
-	if ex, _ := Exclusions(st); len(ex) != 0 {
+	if ex, _ := storeExclusions(st); len(ex) != 0 {
 		t.Errorf("refused requests recorded exclusions: %v", ex)
 	}
 }
@@ -130,4 +131,13 @@ func TestCompareReleasesAddedAndRemoved(t *testing.T) {
 	if !reflect.DeepEqual(back.Removed, []string{idLite}) {
 		t.Errorf("removed %v, want the lite task", back.Removed)
 	}
+}
+
+// storeExclusions lists the excluded tasks of the store's task set, as the card does.
+func storeExclusions(st catalog.Store) ([]ExcludedTask, error) {
+	tasks, err := st.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	return exclusionsOf(st, tasks)
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"sync"
-
 )
 
 // BlobCache stores registry artifacts (wheels, sdists, npm tarballs, metadata files and the
