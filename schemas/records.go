@@ -98,6 +98,11 @@ type Run struct {
 	D3             DepSet `json:"d3"`
 	// Registry is the digest of the registry proxy's log of what it served and hid.
 	Registry Digest `json:"registry"`
+	// SkippedLinks are the project's symbolic links that were not written into the
+	// container because they point outside the project, nowhere, or through too many
+	// links (sorted; absent when there were none, so runs without such links, and runs
+	// stored before the field existed, read the same).
+	SkippedLinks []string `json:"skipped_links,omitempty"`
 	// Limits are the limits the run had (the output cap among them).
 	Limits     RunLimits `json:"limits"`
 	StartedAt  string    `json:"started_at"`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -179,8 +180,8 @@ func ApplyOverlay(project []File, overlay []schemas.File) ([]File, error) {
 }
 
 // sandboxFiles turns project files into sandbox files. A symlink whose target stays inside
-// the project is written as a copy of its target; one that leaves the project is dropped
-// and reported.
+// the project is written as a copy of its target; one that leaves the project, dangles or
+// loops is dropped and reported (sorted), and the run records it (schemas.Run.SkippedLinks).
 func sandboxFiles(files []File) ([]sandbox.File, []string) {
 	byPath := make(map[string]File, len(files))
 	for _, f := range files {
@@ -204,6 +205,7 @@ func sandboxFiles(files []File) ([]sandbox.File, []string) {
 		}
 		out = append(out, sandbox.File{Path: f.Path, Content: target.Content, Mode: target.Mode.Perm() | 0o400})
 	}
+	slices.Sort(dropped)
 	return out, dropped
 }
 

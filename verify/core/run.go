@@ -66,7 +66,7 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 
 	steps := c.steps(spec.Side, r, ev)
 	lim := spec.Limits.WithDefaults()
-	sbFiles, _ := sandboxFiles(files)
+	sbFiles, skippedLinks := sandboxFiles(files)
 	sess := c.Proxy.NewSession(cutoff)
 	started := c.now()
 	res, runErr := c.Runner.Run(ctx, sandbox.Spec{
@@ -94,7 +94,7 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 		Kind: "run", InstanceID: spec.InstanceID, Side: string(spec.Side), Key: key, Recipe: r,
 		RegistryDate: spec.RegistryDate, Image: r.Image, ImageID: res.ImageID, CoreVersion: Version,
 		StartedAt: started.UTC().Format(time.RFC3339), FinishedAt: c.now().UTC().Format(time.RFC3339),
-		D1: d1,
+		D1: d1, SkippedLinks: skippedLinks,
 		Limits: schemas.RunLimits{StepTimeoutMS: lim.StepTimeout.Milliseconds(), MemoryBytes: lim.MemoryBytes,
 			PIDs: lim.PIDs, CPUs: lim.CPUs, OutputBytes: lim.OutputBytes},
 	}
