@@ -351,12 +351,12 @@ func readCapped(st data.ObjectReader, d schemas.Digest, max int64) ([]byte, erro
 		if errors.Is(err, data.ErrNotFound) {
 			return nil, fmt.Errorf("output %s %w in the store: nothing to scan", d.Short(), errNotStored)
 		}
-		return nil, fmt.Errorf("output %s unreadable: %v", d.Short(), err)
+		return nil, fmt.Errorf("output %s unreadable: %w", d.Short(), err)
 	}
 	defer rc.Close()
 	b, err := io.ReadAll(io.LimitReader(rc, max+1))
 	if err != nil {
-		return nil, fmt.Errorf("output %s unreadable: %v", d.Short(), err)
+		return nil, fmt.Errorf("output %s unreadable: %w", d.Short(), err)
 	}
 	if int64(len(b)) > max {
 		return b[:0], fmt.Errorf("output %s is larger than the scan limit of %d bytes", d.Short(), max)
