@@ -3,7 +3,6 @@ package core
 import (
 	"regexp"
 	"sort"
-	"testing/fstest"
 
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/deps"
@@ -24,12 +23,7 @@ func unreadable(why string) schemas.DepSet {
 
 // declared reads D1 from the project's manifests on the host.
 func (e *evidence) declared(files []File, manifestPaths []string) (schemas.DepSet, []string) {
-	fsys := fstest.MapFS{}
-	for _, f := range files {
-		if f.Link == "" {
-			fsys[f.Path] = &fstest.MapFile{Data: f.Content, Mode: 0o644}
-		}
-	}
+	fsys := FS(files)
 	var (
 		d   deps.Declared
 		err error
