@@ -2,14 +2,20 @@ package export
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/color"
 	"image/draw"
 	"image/png"
 	"strconv"
+	"sync"
 
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/gofont/goregular"
+	"golang.org/x/image/font/opentype"
+	"golang.org/x/image/math/fixed"
 )
 
 // FunnelChartPath is where the candidates funnel chart goes in the export folder.
@@ -29,31 +35,34 @@ var (
 )
 
 const (
-	chartScale  = 2 // pixels per font dot
-	glyphW      = 6 * chartScale
-	chartWidth  = 960
-	chartLeft   = 230 // where bars start
-	chartRight  = 860 // longest bar ends here; counts follow
-	rowHeight   = 36
-	barHeight   = 22
-	chartTop    = 100
-	chartBottom = 30
+	chartFontSize = 15 // pixels per em of the labels (Go Regular)
+	chartWidth    = 960
+	chartLeft     = 230 // where bars start
+	chartRight    = 860 // longest bar ends here; counts follow
+	rowHeight     = 36
+	barHeight     = 22
+	chartTop      = 100
+	chartBottom   = 30
 )
 
 // FunnelChart draws the candidates funnel as a PNG: one horizontal bar per outcome (the
 // card's order), split by set, with the total at its end. The same funnel gives the same
 // bytes.
 func FunnelChart(f *catalog.Funnel) ([]byte, error) {
+	tw, err := newTextWriter()
+	if err != nil {
+		return nil, err
+	}
 	h := chartTop + rowHeight*len(schemas.Outcomes) + chartBottom
 	img := image.NewRGBA(image.Rect(0, 0, chartWidth, h))
 	draw.Draw(img, img.Bounds(), &image.Uniform{paperColor}, image.Point{}, draw.Src)
-	drawText(img, 20, 20, "candidates by outcome", inkColor)
+	tw.draw(img, 20, 20, 16, "candidates by outcome")
 	// Legend.
 	x := 20
 	for _, s := range schemas.Sources {
 		fillRect(img, x, 56, x+20, 56+16, setColors[s])
-		drawText(img, x+28, 57, string(s), inkColor)
-		x += 28 + len(s)*glyphW + 30
+		tw.draw(img, x+28, 56, 16, string(s))
+		x += 28 + tw.width(string(s)) + 30
 	}
 	max := 0
 	totals := make([]int, len(schemas.Outcomes))
@@ -76,7 +85,7 @@ func FunnelChart(f *catalog.Funnel) ([]byte, error) {
 	for i, o := range schemas.Outcomes {
 		y := chartTop + i*rowHeight
 		label := string(o)
-		drawText(img, chartLeft-12-len(label)*glyphW, y+(barHeight-7*chartScale)/2, label, inkColor)
+		tw.draw(img, chartLeft-12-tw.width(label), y, barHeight, label)
 		x0, acc := chartLeft, 0
 		for _, s := range schemas.Sources {
 			n := f.Candidates[s][o]
@@ -91,7 +100,7 @@ func FunnelChart(f *catalog.Funnel) ([]byte, error) {
 			fillRect(img, x0, y, x1, y+barHeight, setColors[s])
 			x0 = x1
 		}
-		drawText(img, x0+8, y+(barHeight-7*chartScale)/2, strconv.Itoa(totals[i]), inkColor)
+		tw.draw(img, x0+8, y, barHeight, strconv.Itoa(totals[i]))
 	}
 	var buf bytes.Buffer
 	enc := png.Encoder{CompressionLevel: png.BestCompression}
@@ -105,20 +114,35 @@ func fillRect(img *image.RGBA, x0, y0, x1, y1 int, c color.RGBA) {
 	draw.Draw(img, image.Rect(x0, y0, x1, y1), &image.Uniform{c}, image.Point{}, draw.Src)
 }
 
-// drawText draws s with its top-left corner at (x, y).
-func drawText(img *image.RGBA, x, y int, s string, c color.RGBA) {
-	for _, r := range s {
-		g, ok := glyphs[r]
-		if !ok {
-			g = missingGlyph
-		}
-		for row := 0; row < 7; row++ {
-			for col := 0; col < 5; col++ {
-				if g[row][col] == '#' {
-					fillRect(img, x+col*chartScale, y+row*chartScale, x+(col+1)*chartScale, y+(row+1)*chartScale, c)
-				}
-			}
-		}
-		x += glyphW
+// chartFont is Go Regular (golang.org/x/image/font/gofont), parsed once.
+var chartFont = sync.OnceValues(func() (*opentype.Font, error) { return opentype.Parse(goregular.TTF) })
+
+// textWriter draws the chart's labels in Go Regular, antialiased. A face keeps caches and
+// is not safe for concurrent use, so each chart makes its own.
+type textWriter struct {
+	face font.Face
+	cap  int // height of a capital letter, in pixels
+}
+
+func newTextWriter() (*textWriter, error) {
+	f, err := chartFont()
+	if err != nil {
+		return nil, fmt.Errorf("chart font: %w", err)
 	}
+	face, err := opentype.NewFace(f, &opentype.FaceOptions{Size: chartFontSize, DPI: 72, Hinting: font.HintingFull})
+	if err != nil {
+		return nil, fmt.Errorf("chart font: %w", err)
+	}
+	return &textWriter{face: face, cap: face.Metrics().CapHeight.Ceil()}, nil
+}
+
+// width returns the advance of s in pixels.
+func (t *textWriter) width(s string) int { return font.MeasureString(t.face, s).Ceil() }
+
+// draw writes s in ink from x, centred on the band of height h starting at y (capital
+// letters and digits centred).
+func (t *textWriter) draw(img *image.RGBA, x, y, h int, s string) {
+	d := font.Drawer{Dst: img, Src: image.NewUniform(inkColor), Face: t.face,
+		Dot: fixed.P(x, y+(h+t.cap)/2)}
+	d.DrawString(s)
 }
