@@ -1,0 +1,147 @@
+// Package depcheck holds the test that keeps envgap's layering (cmd -> crawl / verify /
+// export -> data -> schemas) true: a stage never imports another stage, nothing imports
+// cmd, schemas imports only the standard library, data imports no stage, and the test
+// switch internal/testenv is imported by tests only.
+package depcheck
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/envgap/envgap"
+
+// stages are the top-level folders that never import each other.
+var stages = []string{"crawl", "verify", "export"}
+
+// violations returns what is wrong with package pkg (a path below the module, e.g.
+// "verify/core") importing imps; test says whether the importing file is a _test.go file
+// (a stage's tests keep to the stage too; the images' engine tests may run containers
+// through verify/sandbox).
+func violations(pkg string, test bool, imps []string) []string {
+	top := strings.SplitN(pkg, "/", 2)[0]
+	var out []string
+	for _, imp := range imps {
+		if !strings.HasPrefix(imp, module+"/") {
+			if top == "schemas" && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+				out = append(out, pkg+" imports "+imp+": schemas uses the standard library only")
+			}
+			if pkg == "internal/testenv" && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+				out = append(out, pkg+" imports "+imp+": testenv uses the standard library only")
+			}
+			continue
+		}
+		rel := strings.TrimPrefix(imp, module+"/")
+		itop := strings.SplitN(rel, "/", 2)[0]
+		switch {
+		case itop == "cmd":
+			out = append(out, pkg+" imports "+rel+": nothing imports cmd")
+		case rel == "internal/testenv" && !test:
+			out = append(out, pkg+" imports "+rel+" outside a test")
+		case rel == "internal/testenv":
+		case top == "schemas" && itop != "schemas":
+			out = append(out, pkg+" imports "+rel+": schemas imports nothing of envgap")
+		case top == "data" && itop != "data" && itop != "schemas":
+			out = append(out, pkg+" imports "+rel+": data imports only schemas")
+		case slices.Contains(stages, top) && itop != top && (slices.Contains(stages, itop) || itop == "images"):
+			out = append(out, pkg+" imports "+rel+": a stage never imports another stage (cmd wires them)")
+		case top == "images" && !test && slices.Contains(stages, itop):
+			out = append(out, pkg+" imports "+rel+": images imports no stage")
+		case top == "internal" && pkg != "internal/depcheck" && itop != "schemas":
+			out = append(out, pkg+" imports "+rel)
+		}
+	}
+	return out
+}
+
+func TestViolationsRule(t *testing.T) {
+	tests := []struct {
+		pkg  string
+		test bool
+		imps []string
+		want int
+	}{
+		{"verify/core", false, []string{"fmt", module + "/schemas", module + "/data", module + "/verify/registry", "github.com/docker/docker/client"}, 0},
+		{"verify/core", false, []string{module + "/export/audit"}, 1},
+		{"export", false, []string{module + "/crawl"}, 1},
+		{"crawl/lite", false, []string{module + "/cmd/envgap"}, 1},
+		{"crawl/lite", true, []string{module + "/internal/testenv"}, 0},
+		{"export/scan", true, []string{module + "/verify/core"}, 1},
+		{"crawl/lite", false, []string{module + "/internal/testenv"}, 1},
+		{"schemas", false, []string{"time", "golang.org/x/text/unicode/norm"}, 1},
+		{"schemas/semver", false, []string{module + "/data"}, 1},
+		{"schemas", false, []string{module + "/schemas/semver"}, 0},
+		{"data", false, []string{module + "/verify/core"}, 1},
+		{"images", false, []string{module + "/data", module + "/schemas"}, 0},
+		{"images", false, []string{module + "/verify/sandbox"}, 1},
+		{"images", true, []string{module + "/verify/sandbox"}, 0},
+		{"cmd/envgap", false, []string{module + "/verify", module + "/export", module + "/crawl", module + "/images"}, 0},
+		{"export/hub", true, []string{module + "/cmd/envgap"}, 1},
+		{"internal/testenv", false, []string{"os", "github.com/x/y"}, 1},
+	}
+	for _, tt := range tests {
+		if got := violations(tt.pkg, tt.test, tt.imps); len(got) != tt.want {
+			t.Errorf("%s (test %v) importing %v: %v, want %d violations", tt.pkg, tt.test, tt.imps, got, tt.want)
+		}
+	}
+}
+
+// TestLayering reads the imports of every Go file of the module and checks them.
+func TestLayering(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root: %v", err)
+	}
+	fset := token.NewFileSet()
+	files := 0
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules" || name == "out") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(p))
+		pkg := filepath.ToSlash(rel)
+		if pkg == "." || strings.HasPrefix(pkg, "data/store") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		files++
+		var imps []string
+		for _, is := range f.Imports {
+			s, _ := strconv.Unquote(is.Path.Value)
+			imps = append(imps, s)
+		}
+		for _, v := range violations(pkg, strings.HasSuffix(name, "_test.go"), imps) {
+			t.Errorf("%s: %s", filepath.ToSlash(filepath.Join(rel, name)), v)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 100 {
+		t.Errorf("read only %d Go files: the walk missed the tree", files)
+	}
+}
