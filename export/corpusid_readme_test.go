@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -43,13 +44,7 @@ const trickyText = "Café 中文 😀 <b>&amp;</b> \"quoted\" back\\slash \b\f\t
 // README defines it, independently of envgap: DuckDB reads the full config's parquet
 // rows, and the README's own Python block (json and hashlib) hashes them.
 func TestCorpusIDFromTheREADME(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("ENVGAP_REQUIRE_ENGINE") != "" {
-			t.Fatal("python3 is not installed, and ENVGAP_REQUIRE_ENGINE is set: the README's corpus-id check needs it")
-		}
-		t.Skip("python3 is not installed; the README's corpus-id check is skipped")
-	}
+	python := testenv.Tool(t, "python3") // the README's corpus-id check runs its Python
 	code := readmePython(t)
 	st := admittedStore(t)
 	out := filepath.Join(t.TempDir(), "release")

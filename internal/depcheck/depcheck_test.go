@@ -29,7 +29,14 @@ func violations(pkg string, test bool, imps []string) []string {
 	top := strings.SplitN(pkg, "/", 2)[0]
 	var out []string
 	for _, imp := range imps {
+		if imp == module && top != "cmd" {
+			out = append(out, pkg+" imports the root package (envgap's embedded source): only cmd does")
+			continue
+		}
 		if !strings.HasPrefix(imp, module+"/") {
+			if top == "." && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+				out = append(out, "the root package imports "+imp+": it uses the standard library only")
+			}
 			if top == "schemas" && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
 				out = append(out, pkg+" imports "+imp+": schemas uses the standard library only")
 			}
@@ -41,6 +48,8 @@ func violations(pkg string, test bool, imps []string) []string {
 		rel := strings.TrimPrefix(imp, module+"/")
 		itop := strings.SplitN(rel, "/", 2)[0]
 		switch {
+		case top == ".":
+			out = append(out, "the root package imports "+rel+": it imports nothing of envgap")
 		case itop == "cmd":
 			out = append(out, pkg+" imports "+rel+": nothing imports cmd")
 		case rel == "internal/testenv" && !test:
@@ -85,6 +94,10 @@ func TestViolationsRule(t *testing.T) {
 		{"cmd/envgap", false, []string{module + "/verify", module + "/export", module + "/crawl", module + "/images"}, 0},
 		{"export/hub", true, []string{module + "/cmd/envgap"}, 1},
 		{"internal/testenv", false, []string{"os", "github.com/x/y"}, 1},
+		{".", false, []string{"embed", "io/fs"}, 0},
+		{".", false, []string{module + "/schemas"}, 1},
+		{"export", false, []string{module}, 1},
+		{"cmd/envgap", false, []string{module}, 0},
 	}
 	for _, tt := range tests {
 		if got := violations(tt.pkg, tt.test, tt.imps); len(got) != tt.want {
@@ -120,7 +133,7 @@ func TestLayering(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, filepath.Dir(p))
 		pkg := filepath.ToSlash(rel)
-		if pkg == "." || strings.HasPrefix(pkg, "data/store") {
+		if strings.HasPrefix(pkg, "data/store") {
 			return nil
 		}
 		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
