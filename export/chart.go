@@ -136,6 +136,18 @@ func newTextWriter() (*textWriter, error) {
 	return &textWriter{face: face, cap: face.Metrics().CapHeight.Ceil()}, nil
 }
 
+// fit returns s, or as much of it as fits in max pixels followed by "…".
+func (t *textWriter) fit(s string, max int) string {
+	if t.width(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && t.width(string(r)+"…") > max {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
+}
+
 // width returns the advance of s in pixels.
 func (t *textWriter) width(s string) int { return font.MeasureString(t.face, s).Ceil() }
 

@@ -291,21 +291,25 @@ var (
 // agent and split, the rate over all scored tasks and the rate over repairs alone. The
 // same rows give the same bytes.
 func (lb *Leaderboard) ReportChart() ([]byte, error) {
+	tw, err := newTextWriter()
+	if err != nil {
+		return nil, err
+	}
 	const barH, gap = 16, 4
 	rowH := 2*barH + gap + 14
 	h := chartTop + rowH*len(lb.Rows) + chartBottom
 	img := image.NewRGBA(image.Rect(0, 0, chartWidth, h))
 	draw.Draw(img, img.Bounds(), &image.Uniform{paperColor}, image.Point{}, draw.Src)
-	drawText(img, 20, 20, "resolved rate, first attempt (percent of scored tasks)", inkColor)
+	tw.draw(img, 20, 20, 16, "resolved rate, first attempt (percent of scored tasks)")
 	fillRect(img, 20, 56, 40, 72, overallColor)
-	drawText(img, 48, 57, "all scored", inkColor)
+	tw.draw(img, 48, 56, 16, "all scored")
 	fillRect(img, 210, 56, 230, 72, repairColor)
-	drawText(img, 238, 57, "repairs only", inkColor)
+	tw.draw(img, 238, 56, 16, "repairs only")
 	fillRect(img, chartLeft-1, chartTop-6, chartLeft, chartTop+rowH*len(lb.Rows), gridColor)
 	for i, r := range lb.Rows {
 		y := chartTop + i*rowH
-		label := chartLabel(r.Agent + " / " + r.Split)
-		drawText(img, chartLeft-12-len([]rune(label))*glyphW, y+barH-7, label, inkColor)
+		label := tw.fit(r.Agent+" / "+r.Split, chartLeft-24)
+		tw.draw(img, chartLeft-12-tw.width(label), y+barH-8, 16, label)
 		for j, b := range []struct {
 			r Rate
 			c color.RGBA
@@ -320,7 +324,7 @@ func (lb *Leaderboard) ReportChart() ([]byte, error) {
 			if b.r.Of > 0 {
 				text = fmt.Sprintf("%.0f", 100*b.r.Share)
 			}
-			drawText(img, x1+8, by+1, text, inkColor)
+			tw.draw(img, x1+8, by, barH, text)
 		}
 	}
 	var buf bytes.Buffer
@@ -329,20 +333,4 @@ func (lb *Leaderboard) ReportChart() ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// chartLabel lower-cases a label and keeps it to the font's characters and 17 of them.
-func chartLabel(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
-		if _, ok := glyphs[r]; !ok {
-			r = '_'
-		}
-		b.WriteRune(r)
-	}
-	out := []rune(b.String())
-	if max := (chartLeft - 24) / glyphW; len(out) > max {
-		out = append(out[:max-1], '.')
-	}
-	return string(out)
 }

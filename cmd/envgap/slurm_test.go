@@ -16,6 +16,7 @@ import (
 
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/slurm"
 )
@@ -38,10 +39,7 @@ func needSlurmAndEngine(t testing.TB) {
 		problem = fmt.Sprintf("the python image: %v %s (make images)", err, strings.TrimSpace(string(out)))
 	}
 	if problem != "" {
-		if os.Getenv("ENVGAP_REQUIRE_ENGINE") == "1" {
-			t.Fatalf("ENVGAP_REQUIRE_ENGINE=1 but: %s", problem)
-		}
-		t.Skip(problem)
+		testenv.Missing(t, "%s", problem)
 	}
 }
 
@@ -335,7 +333,7 @@ func TestSlurmBadInputSubmitsNothing(t *testing.T) {
 				code int
 			}{[]string{"--store", dir, "verify", "--slurm", "--", "--no-such-flag"}, "sbatch", exitUsage},
 		)
-	} else if os.Getenv("ENVGAP_REQUIRE_ENGINE") == "1" {
+	} else if testenv.Required() {
 		t.Fatal("ENVGAP_REQUIRE_ENGINE=1 but Slurm does not answer (make slurm)")
 	}
 	for _, tc := range cases {
