@@ -52,6 +52,8 @@ type Decision struct {
 //     project also runs becomes a control);
 //   - a failure that does not match expected_failure_regex -> not_reproduced (without a
 //     pattern: not a recognised environment failure);
+//   - the failure reproduces but there is no fix -> not_checked, which is no verdict
+//     (the caller records a reproduction, not a verdict);
 //   - the fix does not make the project run -> not_reproduced;
 //   - otherwise verified.
 //
@@ -141,8 +143,9 @@ func decide(set schemas.Source, hasFix bool, obs []Observation) Decision {
 		return Decision{Outcome: schemas.OutcomeNotReproduced, Stability: stability,
 			Reason: fmt.Sprintf("the project failed before the fix, but not with the expected failure: step %s failed with %q, which expected_failure_regex does not match; fix the pattern or the recipe", first.FailedStep, first.FailedLine)}
 	case !hasFix:
+		// Not a verdict: the candidate stays not_checked, waiting for a fix to check.
 		return Decision{Outcome: schemas.OutcomeNotChecked, Stability: stability,
-			Reason: fmt.Sprintf("the failure reproduces (step %s: %q), but the candidate has no reference fix to check: add gold_files", first.FailedStep, first.FailedLine)}
+			Reason: fmt.Sprintf("the failure reproduces (step %s: %q), but the candidate has no reference fix to check: no verdict yet; add gold_files (or envgap propose) and verify again", first.FailedStep, first.FailedLine)}
 	case !first.AfterResolved:
 		return Decision{Outcome: schemas.OutcomeNotReproduced, Stability: stability,
 			Reason: fmt.Sprintf("the failure reproduces (step %s: %q), but the fix did not make the project run: %s", first.FailedStep, first.FailedLine, first.AfterFailure)}

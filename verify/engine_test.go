@@ -187,7 +187,12 @@ func TestVerifyPythonAgainstDateLimitedIndex(t *testing.T) {
 		map[string]string{"requirements.txt": "demo-pkg==2.0\n"}, map[string]string{"requirements.txt": "demo-pkg==1.0\n"})
 	recipe(&wrong)
 	wrong.ExpectedFailureRegex = "Could not build wheels"
-	if _, err := st.AddCandidateSet("test", "test", []schemas.Candidate{broken, works, badFix, wrong}, nil); err != nil {
+	// The failure reproduces but there is no fix: a reproduction, not a verdict.
+	noFix := liteCandidate("envgap__claude-code__python-t1-5", schemas.EcosystemPython,
+		map[string]string{"requirements.txt": "demo-pkg==2.0\n"}, nil)
+	recipe(&noFix)
+	noFix.ExpectedFailureRegex = broken.ExpectedFailureRegex
+	if _, err := st.AddCandidateSet("test", "test", []schemas.Candidate{broken, works, badFix, wrong, noFix}, nil); err != nil {
 		t.Fatal(err)
 	}
 	counter := &countingRunner{Runner: sess.Stage.Cores[0].Runner}
@@ -198,7 +203,8 @@ func TestVerifyPythonAgainstDateLimitedIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]schemas.Outcome{broken.InstanceID: schemas.OutcomeVerified, works.InstanceID: schemas.OutcomeAlreadyWorks,
-		badFix.InstanceID: schemas.OutcomeNotReproduced, wrong.InstanceID: schemas.OutcomeNotReproduced}
+		badFix.InstanceID: schemas.OutcomeNotReproduced, wrong.InstanceID: schemas.OutcomeNotReproduced,
+		noFix.InstanceID: schemas.OutcomeNotChecked}
 	for _, r := range rep.Results {
 		if r.Error != "" || r.Outcome != want[r.InstanceID] {
 			t.Errorf("%s: got %s (%s) %s, want %s", r.InstanceID, r.Outcome, r.Reason, r.Error, want[r.InstanceID])
@@ -233,18 +239,27 @@ func TestVerifyPythonAgainstDateLimitedIndex(t *testing.T) {
 	if !hid {
 		t.Errorf("the registry record does not show demo-pkg 2.0 hidden: %+v", reg)
 	}
+	if _, _, err := st.Verdict(noFix.InstanceID); !errors.Is(err, data.ErrNotFound) {
+		t.Errorf("a reproduction without a fix left a verdict: %v", err)
+	}
+	if _, err := st.Ref(data.RefReproductions + noFix.InstanceID); err != nil {
+		t.Errorf("no reproduction recorded: %v", err)
+	}
+	if s, _ := st.CurrentOutcome(noFix); s.Outcome != schemas.OutcomeNotChecked || s.Reason != catalog.ReasonReproducedNoFix {
+		t.Errorf("current outcome %+v", s)
+	}
 	runs := counter.runs.Load()
-	if runs != 8 {
-		t.Errorf("%d container runs for 4 candidates, want 8", runs)
+	if runs != 10 {
+		t.Errorf("%d container runs for 5 candidates, want 10", runs)
 	}
 	// Unchanged inputs: verifying again runs no container.
-	ids := []string{broken.InstanceID, works.InstanceID, badFix.InstanceID, wrong.InstanceID}
+	ids := []string{broken.InstanceID, works.InstanceID, badFix.InstanceID, wrong.InstanceID, noFix.InstanceID}
 	rep2, err := sess.Stage.Run(ctx, Options{IDs: ids, Jobs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if counter.runs.Load() != runs || rep2.Cached != 4 {
-		t.Errorf("re-verify ran %d containers, %d cached; want 0 and 4", counter.runs.Load()-runs, rep2.Cached)
+	if counter.runs.Load() != runs || rep2.Cached != 5 {
+		t.Errorf("re-verify ran %d containers, %d cached; want 0 and 5", counter.runs.Load()-runs, rep2.Cached)
 	}
 }
 

@@ -164,6 +164,11 @@ func (s *Stage) check(ctx context.Context, cr *core.Core, c catalog.CandidateEnt
 	if dec.DerivedRegex != "" {
 		v.Recipe.ExpectedFailureRegex = dec.DerivedRegex
 	}
+	if dec.Outcome == schemas.OutcomeNotChecked {
+		// The failure reproduces but there is no fix to check: a reproduction, not a
+		// verdict; the candidate stays not_checked.
+		v.Kind = KindReproduction
+	}
 	// The verdict this one replaces; none when there is none, or when it was lost (this
 	// run decides it again).
 	if _, prev, err := s.Store.Verdict(id); err == nil {
@@ -191,9 +196,17 @@ func (s *Stage) check(ctx context.Context, cr *core.Core, c catalog.CandidateEnt
 	return Result{InstanceID: id, Outcome: v.Outcome, Reason: v.Reason, Stability: v.Stability, Verdict: d}
 }
 
-// verdictRef is the ref a verify result is recorded under: verdicts/<id>, or for the
+// KindReproduction is the record kind of a verify result that is not a verdict: the
+// failure reproduced, but the candidate has no reference fix to check (data.RefReproductions).
+const KindReproduction = "reproduction"
+
+// verdictRef is the ref a verify result is recorded under: verdicts/<id>; for a
+// reproduction (a failure that reproduced with no fix to check), reproductions/<id>; for the
 // check of a proposal that did not verify, proposal-checks/<id>/<proposal>.
 func verdictRef(v *schemas.Verdict) string {
+	if v.Kind == KindReproduction && v.Proposal.IsZero() {
+		return data.RefReproductions + v.InstanceID
+	}
 	if !v.Proposal.IsZero() && v.Outcome != schemas.OutcomeVerified {
 		return data.RefProposalChecks + v.InstanceID + "/" + v.Proposal.Short()
 	}

@@ -63,6 +63,10 @@ func ApplyExclusion(t *schemas.Task, ex schemas.Exclusion) {
 	t.ExcludedSince = &since
 }
 
+// ReasonReproducedNoFix is the not_checked reason of a candidate whose failure reproduced
+// but that has no reference fix to check (a reproduction, not a verdict).
+const ReasonReproducedNoFix = "no verdict yet: the failure reproduces in a clean container, but there is no reference fix to check; waiting for one (gold_files, envgap propose) and its clean-container check"
+
 // Status is a candidate's current outcome and the reason for it.
 type Status struct {
 	Outcome schemas.Outcome `json:"outcome"`
@@ -87,7 +91,13 @@ func (s *Catalog) CurrentOutcome(c schemas.Candidate) (Status, error) {
 	if c.Outcome != "" && c.Outcome != schemas.OutcomeNotChecked {
 		return Status{c.Outcome, c.Reason}, nil
 	}
-	return s.proposalsFailed(c.InstanceID, Status{schemas.OutcomeNotChecked, "no verdict yet: waiting for its clean-container check (envgap verify)"})
+	st := Status{schemas.OutcomeNotChecked, "no verdict yet: waiting for its clean-container check (envgap verify)"}
+	if _, err := s.Ref(data.RefReproductions + c.InstanceID); err == nil {
+		st.Reason = ReasonReproducedNoFix
+	} else if !errors.Is(err, data.ErrNotFound) {
+		return Status{}, err
+	}
+	return s.proposalsFailed(c.InstanceID, st)
 }
 
 // proposalsFailed gives a not_checked candidate whose proposed fixes (envgap propose) all
