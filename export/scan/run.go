@@ -230,11 +230,16 @@ func collect(ctx context.Context, st catalog.Store, rec *Record, max int64, harn
 			}
 		}
 	}
+	// Verdicts and reproductions (a reproduced failure without a fix) hold run logs alike.
 	vrefs, err := st.Refs(data.RefVerdicts)
 	if err != nil {
 		return err
 	}
-	for _, r := range vrefs {
+	rrefs, err := st.Refs(data.RefReproductions)
+	if err != nil {
+		return err
+	}
+	for _, r := range append(vrefs, rrefs...) {
 		var v schemas.Verdict
 		if err := st.GetJSON(r.Digest, &v); err != nil {
 			return fmt.Errorf("scan: verdict %s: %w", r.Name, err)
