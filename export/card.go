@@ -88,6 +88,8 @@ type cardData struct {
 	Infos []DatasetInfo
 	// Meta holds the links, citation and evaluation framework (defaults filled in).
 	Meta ReleaseConfig
+	// NotAudited: exported with --no-audit and no task audited.
+	NotAudited bool
 }
 
 // sizeCategory is the Hub's size category of a row count.
@@ -183,7 +185,9 @@ type cardView struct {
 	// EmptyConfigs are the configs with no rows, left out of the YAML.
 	EmptyConfigs            []string
 	EvalPath, EvalFramework string
-	funnel                  *catalog.Funnel
+	// NotAudited: the release was exported with --no-audit and no task was audited.
+	NotAudited bool
+	funnel     *catalog.Funnel
 }
 
 // cardConfig is one config of the front matter.
@@ -244,7 +248,8 @@ func viewOf(d *cardData) (*cardView, error) {
 		HarnessDir: strings.TrimSuffix(HarnessRoot, "/"), HarnessTasks: HarnessTasks,
 		LicensePath: LicensePath, funnel: d.Funnel,
 		Links: linksLine(d.Meta), Citation: d.Meta.Citation, Discussion: d.Meta.Discussion,
-		EmptyConfigs: emptyConfigs(d.ConfigRows), EvalPath: EvalPath, EvalFramework: d.Meta.EvaluationFramework}
+		EmptyConfigs: emptyConfigs(d.ConfigRows), EvalPath: EvalPath, EvalFramework: d.Meta.EvaluationFramework,
+		NotAudited: d.NotAudited}
 	fm := frontMatterOf(d)
 	y, err := marshalYAML(&fm)
 	if err != nil {

@@ -111,7 +111,8 @@ func TestCompareReleases(t *testing.T) {
 
 func TestCompareReleasesAddedAndRemoved(t *testing.T) {
 	small := verifiedStore(t)
-	putVerdict(t, small, idLite, schemas.OutcomeNotReproduced) // the lite task is not admitted here
+	putVerdict(t, small, idLite, schemas.OutcomeNotReproduced)                                // the lite task is not admitted here
+	putAudit(t, small, idRepaired, []schemas.Category{schemas.CategoryMisspecification}, nil) // audited, as its row says
 	if _, err := Admit(small, AdmitOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -41,9 +41,14 @@ type Options struct {
 	// published one, Report.StoreCorpusID the store's.
 	RedactTask      func(*schemas.Task) (int, error)
 	RedactCandidate func(*schemas.Candidate) (int, error)
-	// Audits, when set, is checked against the task rows: a task whose audit says other
-	// categories or security flags than its row stops the export (run envgap admit again).
+	// Audits (nil: StoreAudits) is checked against the task rows: a task whose audit says
+	// other categories or security flags than its row stops the export (run envgap admit
+	// again). An export in which no task has an audit is refused unless NoAudit is set:
+	// the secure config would be empty for want of an audit, not for want of risk.
 	Audits AuditSource
+	// NoAudit publishes without a registry audit; the card then says that no task was
+	// audited, so secure and security_flags say nothing about risk.
+	NoAudit bool
 	// Meta gives the card's links and citation and eval.yaml's evaluation framework; empty
 	// fields get defaults from Repo (ReleaseConfig).
 	Meta ReleaseConfig
@@ -134,10 +139,15 @@ func Export(st catalog.Store, opts Options) (*Report, error) {
 	if err := opts.CheckReviewed(st); err != nil {
 		return nil, fmt.Errorf("export: credential scan: %w", err)
 	}
-	if opts.Audits != nil {
-		if err := checkAudits(tasks, opts.Audits); err != nil {
-			return nil, err
-		}
+	if opts.Audits == nil {
+		opts.Audits = StoreAudits(st)
+	}
+	audited, err := checkAudits(tasks, opts.Audits)
+	if err != nil {
+		return nil, err
+	}
+	if audited == 0 && !opts.NoAudit {
+		return nil, fmt.Errorf("export: %w: none of the %d tasks has a registry audit, so the secure config would be empty for want of one; run envgap audit (then envgap admit), or give --no-audit to publish without one (the card then says so)", ErrNoAudit, len(tasks))
 	}
 	storeID, err := schemas.CorpusID(tasks)
 	if err != nil {
@@ -245,7 +255,8 @@ func Export(st catalog.Store, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("export: chart: %w", err)
 	}
 	card, err := renderCard(&cardData{Repo: opts.Repo, CorpusID: pubID, Tasks: pub, Candidates: candRows,
-		Funnel: funnel, Excluded: excluded, ConfigRows: rowsOf, Credentials: notes, Infos: dsInfos, Meta: meta})
+		Funnel: funnel, Excluded: excluded, ConfigRows: rowsOf, Credentials: notes, Infos: dsInfos, Meta: meta,
+		NotAudited: audited == 0})
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
@@ -427,27 +438,33 @@ func clonePtr[T any](p *T) *T {
 	return &v
 }
 
-// checkAudits stops an export when a task row disagrees with its audit.
-func checkAudits(tasks []schemas.Task, audits AuditSource) error {
+// ErrNoAudit is returned by an export of a task set no registry audit has seen.
+var ErrNoAudit = errors.New("no registry audit")
+
+// checkAudits stops an export when a task row disagrees with its audit, and counts the
+// audited tasks.
+func checkAudits(tasks []schemas.Task, audits AuditSource) (int, error) {
+	audited := 0
 	for i := range tasks {
 		t := &tasks[i]
 		res, ok, err := audits.Audit(t.InstanceID)
 		if err != nil {
-			return fmt.Errorf("export: %w", err)
+			return 0, fmt.Errorf("export: %w", err)
 		}
 		if !ok {
 			continue
 		}
+		audited++
 		norm, err := res.normalized(t.InstanceID)
 		if err != nil {
-			return fmt.Errorf("export: %w", err)
+			return 0, fmt.Errorf("export: %w", err)
 		}
 		if !slices.Equal(norm.Categories, t.Categories) || !slices.Equal(norm.SecurityFlags, t.SecurityFlags) {
-			return &RowError{Config: ConfigFull, InstanceID: t.InstanceID, Field: "security_flags",
+			return 0, &RowError{Config: ConfigFull, InstanceID: t.InstanceID, Field: "security_flags",
 				Msg: fmt.Sprintf("the audit says categories %v and security flags %v, the task row %v and %v; run envgap admit to take the audit in", norm.Categories, norm.SecurityFlags, t.Categories, t.SecurityFlags)}
 		}
 	}
-	return nil
+	return audited, nil
 }
 
 // ownedPaths are the paths of an export folder that Export writes and replaces.

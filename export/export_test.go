@@ -262,6 +262,7 @@ func TestExportRefuses(t *testing.T) {
 			&RowError{Config: "full", InstanceID: idLite, Field: "project_files[1].content"}},
 		{"repeated gold path", admittedStore, func(o *Options) { o.RedactTask = dupPath }, nil, "repeats",
 			&RowError{Config: "full", InstanceID: idReported, Field: "gold_files[2].path"}},
+		{"no audit at all", unauditedStore, nil, ErrNoAudit, "--no-audit", nil},
 		{"audit newer than the row", func(t testing.TB) catalog.Store {
 			st := admittedStore(t)
 			putAudit(t, st, idRepaired, nil, []schemas.SecurityFlag{schemas.FlagRemoved})
@@ -516,5 +517,47 @@ func TestRowGroupsAndShards(t *testing.T) {
 	read, err := ReadTasks(out)
 	if err != nil || len(read) != 4 {
 		t.Fatalf("read %d tasks, %v", len(read), err)
+	}
+}
+
+// unauditedStore is verifiedStore admitted with no registry audit at all.
+func unauditedStore(t testing.TB) catalog.Store {
+	st := verifiedStore(t)
+	if _, err := Admit(st, AdmitOptions{Audits: StoreAudits(st)}); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// An export with no audit at all is refused (TestExportRefuses); with NoAudit it is
+// written and the card says the release was not audited; an audited release does not.
+func TestExportWithoutAuditSaysSo(t *testing.T) {
+	const sentence = "exported without a registry audit (envgap export --no-audit)"
+	for _, tc := range []struct {
+		name    string
+		store   func(testing.TB) catalog.Store
+		noAudit bool
+		says    bool
+	}{
+		{"no audit, --no-audit", unauditedStore, true, true},
+		{"audited", admittedStore, false, false},
+		{"audited, --no-audit", admittedStore, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := tc.store(t)
+			out := filepath.Join(t.TempDir(), "release")
+			o := testOptions(out)
+			o.NoAudit = tc.noAudit
+			if _, err := Export(st, o); err != nil {
+				t.Fatal(err)
+			}
+			card, err := os.ReadFile(filepath.Join(out, "README.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(card), sentence); got != tc.says {
+				t.Errorf("card says it was not audited: %v, want %v", got, tc.says)
+			}
+		})
 	}
 }

@@ -19,6 +19,7 @@ type exportOptions struct {
 	ReleaseConfig string
 	Meta          export.ReleaseConfig
 	CitationFile  string
+	NoAudit       bool
 }
 
 func newExportCommand(f *factory) *cobra.Command {
@@ -37,8 +38,9 @@ which envgap hf check --release ZIP checks against the folder.
 
 Nothing is written when the store has no tasks, when the latest credential scan does not
 cover the store or has unreviewed findings (envgap scan), when a task row disagrees with
-its audit (run envgap admit again), or when a row has invalid UTF-8 or a repeated path (the
-error names the task and field). Reviewed secrets are redacted in the published text.
+its audit (run envgap admit again), when no task has a registry audit at all (run envgap
+audit, or give --no-audit, and the card then says the release was not audited), or when a
+row has invalid UTF-8 or a repeated path (the error names the task and field). Reviewed secrets are redacted in the published text.
 Exporting the same store twice gives byte-identical files. DIR must be new, empty or an
 earlier export; only the files an export writes are replaced.
 
@@ -62,6 +64,7 @@ discussion page, the citation to a BibTeX entry of the dataset and its corpus id
 	c.Flags().StringVar(&opts.Out, "out", "", "the export folder")
 	c.Flags().StringVar(&opts.Repo, "repo", export.DefaultRepo, "the Hub dataset the card's load_dataset snippets name")
 	c.Flags().StringVar(&opts.Release, "release", "", "record the exported task set as ref releases/NAME (e.g. 2026-09-29)")
+	c.Flags().BoolVar(&opts.NoAudit, "no-audit", false, "publish although no task has a registry audit (the card says so)")
 	c.Flags().StringVar(&opts.ReleaseConfig, "release-config", "", "YAML file with the card's links, citation and evaluation framework")
 	c.Flags().StringVar(&opts.Meta.Leaderboard, "leaderboard", "", "the leaderboard's URL (card link)")
 	c.Flags().StringVar(&opts.Meta.Code, "code", "", "the evaluation code's URL (default: the harness zip in the dataset repository)")
@@ -147,7 +150,7 @@ func runExport(f *factory, opts *exportOptions) error {
 	if err != nil {
 		return err
 	}
-	eo := export.Options{Out: opts.Out, Repo: opts.Repo, Release: opts.Release, Audits: auditSource(st), Source: envgap.Source(), Meta: meta}
+	eo := export.Options{Out: opts.Out, Repo: opts.Repo, Release: opts.Release, Audits: auditSource(st), NoAudit: opts.NoAudit, Source: envgap.Source(), Meta: meta}
 	exportHooks(st, &eo)
 	rep, err := export.Export(st, eo)
 	if err != nil {

@@ -301,7 +301,7 @@ func TestE2EGitHubRepairedAndControl(t *testing.T) {
 	}
 	cli("scan", "--review", "../../"+scan.DefaultReviewFile)
 	release := filepath.Join(t.TempDir(), "release")
-	cli("export", "--out", release)
+	cli("export", "--out", release, "--no-audit")
 	storeID, folderID := cli("corpus-id"), cli("corpus-id", release)
 	if storeID != folderID || len(strings.TrimSpace(storeID)) != 12 {
 		t.Errorf("corpus-id of the store %q, of the export %q", storeID, folderID)
