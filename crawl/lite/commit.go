@@ -14,14 +14,13 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // The fixed identity and message of every base commit.
 const (
-	CommitAuthorName  = "envgap"
-	CommitAuthorEmail = "envgap@invalid"
-	CommitMessage     = "project as written\n"
+	CommitAuthorName  = schemas.BaseCommitAuthorName
+	CommitAuthorEmail = schemas.BaseCommitAuthorEmail
+	CommitMessage     = schemas.BaseCommitMessage
 	CommitBranch      = "main"
 )
 
@@ -29,13 +28,11 @@ const (
 // mode 100644, author and committer "envgap <envgap@invalid>" at createdAt in UTC, the
 // message "project as written\n", no parent. The same files and time always give the same
 // hash, and it equals what the git CLI makes from the same inputs (see doc.go).
+//
+// It is schemas.LiteBaseCommit, which validation uses too; Materialize writes the same
+// commit with go-git, and the tests check both against the git CLI.
 func BaseCommit(files []schemas.File, createdAt time.Time) (string, error) {
-	st := memory.NewStorage()
-	h, err := writeCommit(st, files, createdAt)
-	if err != nil {
-		return "", err
-	}
-	return h.String(), nil
+	return schemas.LiteBaseCommit(files, createdAt)
 }
 
 // Materialize writes the base commit of a project into dir, which must not exist or be

@@ -204,3 +204,17 @@ func BenchmarkBaseCommit(b *testing.B) {
 		}
 	}
 }
+
+// Materialize writes the commit with go-git; BaseCommit computes it from git's object
+// format (schemas.LiteBaseCommit): the two agree on every case.
+func TestMaterializeAgreesWithBaseCommit(t *testing.T) {
+	for _, tc := range commitCases {
+		h, err := Materialize(filepath.Join(t.TempDir(), "work"), tc.files, tc.created)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := BaseCommit(tc.files, tc.created); h != want {
+			t.Errorf("%s: Materialize = %s, BaseCommit = %s", tc.name, h, want)
+		}
+	}
+}
