@@ -283,6 +283,7 @@ func TestEmptyConfigsAreLeftOut(t *testing.T) {
 	st := newStore(t)
 	putVerdict(t, st, idRepaired, schemas.OutcomeVerified)
 	putVerdict(t, st, idReported, schemas.OutcomeVerified)
+	putAudit(t, st, idRepaired, []schemas.Category{schemas.CategoryMisspecification}, nil) // audited, as its row says
 	if _, err := Admit(st, AdmitOptions{}); err != nil {
 		t.Fatal(err)
 	}
