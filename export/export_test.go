@@ -561,3 +561,29 @@ func TestExportWithoutAuditSaysSo(t *testing.T) {
 		})
 	}
 }
+
+// The card: the candidates rows that are not tasks have no commands or failure patterns.
+func TestCandidateRowsOfNonTasksHaveNoCommands(t *testing.T) {
+	out, _ := exportTo(t, admittedStore(t))
+	cands, err := ReadCandidates(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, c := range cands {
+		if c.Outcome == schemas.OutcomeTask {
+			if c.ResolveCommand == "" || c.RunCommand == "" {
+				t.Errorf("%s: a task row lost its commands", c.InstanceID)
+			}
+			continue
+		}
+		seen++
+		if c.BootstrapCommand != "" || c.ResolveCommand != "" || c.ReproCommand != "" || c.RunCommand != "" || c.D2Command != nil ||
+			c.FailureSignature != "" || c.ExpectedFailureRegex != "" {
+			t.Errorf("%s (%s) carries commands or failure patterns: %+v", c.InstanceID, c.Outcome, c.Spec)
+		}
+	}
+	if seen == 0 {
+		t.Fatal("the fixture has no candidate that is not a task")
+	}
+}

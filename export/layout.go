@@ -27,6 +27,11 @@ func candidateRowOf(c *schemas.Candidate, outcome schemas.Outcome, reason string
 	}
 	if task != nil {
 		r.Ident, r.Spec, r.Origin, r.License = task.Ident, task.Spec, task.Origin, task.License
+	} else {
+		// The card: the rows that are not tasks have no commands or failure patterns.
+		r.BootstrapCommand, r.ResolveCommand, r.ReproCommand, r.RunCommand = "", "", "", ""
+		r.D2Command = nil
+		r.FailureSignature, r.ExpectedFailureRegex = "", ""
 	}
 	return r
 }

@@ -111,10 +111,14 @@ const (
 	DateFromPRMerged     RegistryDateSource = "pull_request_merged_at"
 	DateFromIssueCreated RegistryDateSource = "issue_created_at"
 	DateFromRepairedAt   RegistryDateSource = "repaired_at"
+	// DateFromCreatedAt is a Lite candidate's that was never repaired (no repaired_at):
+	// its registry_date is when the agent wrote the project. Such a candidate never
+	// becomes a task, so task rows keep the card's three values.
+	DateFromCreatedAt RegistryDateSource = "created_at"
 )
 
 // RegistryDateSources lists every RegistryDateSource.
-var RegistryDateSources = []RegistryDateSource{DateFromPRMerged, DateFromIssueCreated, DateFromRepairedAt}
+var RegistryDateSources = []RegistryDateSource{DateFromPRMerged, DateFromIssueCreated, DateFromRepairedAt, DateFromCreatedAt}
 
 // DateSourceFor returns the registry_date_source the card assigns to a set.
 func DateSourceFor(s Source) RegistryDateSource {

@@ -69,8 +69,22 @@ type Validator interface {
 // ReadCandidates reads JSON Lines of candidate records. It reads the whole input and returns
 // every problem it found; the records are only meaningful when there are no problems. The
 // error is for I/O failures alone.
+// A Lite record without base_commit gets the commit made from its project_files
+// (LiteBaseCommit).
 func ReadCandidates(name string, r io.Reader) ([]Candidate, Problems, error) {
-	return readJSONL[Candidate](name, r, CandidateRequired)
+	cs, ps, err := readJSONL[Candidate](name, r, CandidateRequired)
+	for i := range cs {
+		c := &cs[i]
+		if c.Set != SourceLite || c.BaseCommit != "" {
+			continue
+		}
+		if created, terr := time.Parse(time.RFC3339, c.CreatedAt); terr == nil {
+			if h, herr := LiteBaseCommit(c.ProjectFiles, created); herr == nil {
+				c.BaseCommit = h
+			}
+		}
+	}
+	return cs, ps, err
 }
 
 // ReadTasks reads JSON Lines of task rows (every column of the card required).
@@ -492,7 +506,7 @@ func (c shared) validate() []FieldProblem {
 	if c.RegistryDateSource != "" {
 		if err := c.RegistryDateSource.Valid(); err != nil {
 			add("registry_date_source", err.Error())
-		} else if c.set.Valid() == nil && c.RegistryDateSource != DateSourceFor(c.set) {
+		} else if c.set.Valid() == nil && c.RegistryDateSource != DateSourceFor(c.set) && !(c.set == SourceLite && c.RegistryDateSource == DateFromCreatedAt) {
 			add("registry_date_source", fmt.Sprintf("%q does not fit set %s; want %q", c.RegistryDateSource, c.set, DateSourceFor(c.set)))
 		}
 	}
@@ -531,6 +545,33 @@ func (c shared) validate() []FieldProblem {
 		}
 		if c.IssueURL == nil || *c.IssueURL == "" {
 			add("issue_url", "is required for candidates from GitHub")
+		}
+	}
+	// The card's nulls and "only" columns: crawl_id names the crawl of a Repaired record
+	// only; a Lite record has no repository licence, issue or pull request; the pull
+	// request columns are a Repaired record's only.
+	if c.CrawlID != nil && (c.set == SourceReported || c.set == SourceLite) {
+		add("crawl_id", fmt.Sprintf("must be null for %s records (only a repaired record names the crawl it came from)", c.set))
+	}
+	if c.set == SourceLite && c.RepoLicense != nil {
+		add("repo_license", "must be null for lite records (projects coding agents wrote carry no license of their own)")
+	}
+	if c.set == SourceReported || c.set == SourceLite {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"pull_request", c.PullRequest != nil}, {"pr_number", c.PRNumber != nil}, {"pr_head_commit", c.PRHeadCommit != nil}, {"pr_merge_commit", c.PRMergeCommit != nil}} {
+			if f.set {
+				add(f.name, fmt.Sprintf("must be null for %s records (only repaired records come from a pull request)", c.set))
+			}
+		}
+	}
+	// A Lite base_commit is the one commit made from project_files at created_at.
+	if c.set == SourceLite && commitRe.MatchString(c.BaseCommit) {
+		if created, err := time.Parse(time.RFC3339, c.CreatedAt); err == nil {
+			if want, err := LiteBaseCommit(c.ProjectFiles, created); err == nil && want != c.BaseCommit {
+				add("base_commit", fmt.Sprintf("%s is not the commit made from project_files at created_at (%s); leave it empty to have it computed", c.BaseCommit, want))
+			}
 		}
 	}
 	if c.set == SourceRepaired {
@@ -599,7 +640,12 @@ func (t *Task) Validate() []FieldProblem {
 	if t.ExcludedSince != nil {
 		if err := CheckTime(*t.ExcludedSince); err != nil {
 			add("excluded_since", err.Error())
+		} else if !strings.HasSuffix(*t.ExcludedSince, "Z") {
+			add("excluded_since", fmt.Sprintf("%q is not in UTC; write it with Z (e.g. 2026-09-29T00:00:00Z)", *t.ExcludedSince))
 		}
+	}
+	if t.Source == SourceLite && t.BaseCommit == "" {
+		add("base_commit", "is empty; a lite task's base_commit is the commit made from project_files")
 	}
 	return ps
 }

@@ -160,8 +160,11 @@ func importProject(ref projectRef, problems map[int64]Problem) (*schemas.Candida
 
 	created, _ := time.Parse(time.RFC3339, meta.CreatedAt)
 	created = created.UTC()
-	regDate := created
+	// A project never repaired has no repair date: its registry_date is when the agent
+	// wrote it, and registry_date_source says so (created_at, not repaired_at).
+	regDate, dateSource := created, schemas.DateFromCreatedAt
 	if meta.RepairedAt != "" {
+		dateSource = schemas.DateFromRepairedAt
 		regDate, _ = time.Parse(time.RFC3339, meta.RepairedAt)
 		regDate = regDate.UTC()
 	}
@@ -182,7 +185,7 @@ func importProject(ref projectRef, problems map[int64]Problem) (*schemas.Candida
 		Spec: schemas.Spec{
 			Repo: ref.Repo(), BaseCommit: base, ProjectFiles: written, ProblemStatement: statement,
 			CreatedAt: created.Format(time.RFC3339), RegistryDate: regDate.Format(time.RFC3339),
-			RegistryDateSource: schemas.DateFromRepairedAt, Ecosystem: ref.Eco, Image: ref.Eco.Image(),
+			RegistryDateSource: dateSource, Ecosystem: ref.Eco, Image: ref.Eco.Image(),
 			ManifestPath: manifest, ManifestPaths: manifests,
 			BootstrapCommand: cmds.Bootstrap, ResolveCommand: cmds.Resolve, ReproCommand: cmds.Repro, RunCommand: cmds.Run,
 		},
