@@ -74,17 +74,29 @@ type Validator interface {
 func ReadCandidates(name string, r io.Reader) ([]Candidate, Problems, error) {
 	cs, ps, err := readJSONL[Candidate](name, r, CandidateRequired)
 	for i := range cs {
-		c := &cs[i]
-		if c.Set != SourceLite || c.BaseCommit != "" {
-			continue
-		}
-		if created, terr := time.Parse(time.RFC3339, c.CreatedAt); terr == nil {
-			if h, herr := LiteBaseCommit(c.ProjectFiles, created); herr == nil {
-				c.BaseCommit = h
-			}
+		if ferr := FillLiteBaseCommit(&cs[i]); ferr != nil {
+			ps = append(ps, Problem{File: name, InstanceID: cs[i].InstanceID, Field: "base_commit", Msg: ferr.Error()})
 		}
 	}
 	return cs, ps, err
+}
+
+// FillLiteBaseCommit gives a Lite candidate without base_commit the commit made from its
+// project_files at created_at (LiteBaseCommit). Every way a candidate is stored calls it.
+func FillLiteBaseCommit(c *Candidate) error {
+	if c.Set != SourceLite || c.BaseCommit != "" {
+		return nil
+	}
+	created, err := time.Parse(time.RFC3339, c.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("cannot compute the base commit: created_at: %w", err)
+	}
+	h, err := LiteBaseCommit(c.ProjectFiles, created)
+	if err != nil {
+		return fmt.Errorf("cannot compute the base commit: %w", err)
+	}
+	c.BaseCommit = h
+	return nil
 }
 
 // ReadTasks reads JSON Lines of task rows (every column of the card required).

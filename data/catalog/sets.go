@@ -46,6 +46,9 @@ func (s *Catalog) AddCandidateSet(prefix, origin string, cands []schemas.Candida
 		if cands[i].Outcome == "" {
 			cands[i].Outcome = schemas.OutcomeNotChecked
 		}
+		if err := schemas.FillLiteBaseCommit(&cands[i]); err != nil {
+			return nil, fmt.Errorf("candidate %s: %w", cands[i].InstanceID, err)
+		}
 		b, err := schemas.Canonical(&cands[i])
 		if err != nil {
 			return nil, fmt.Errorf("candidate %s: %w", cands[i].InstanceID, err)
