@@ -3,6 +3,15 @@
 // store, so that a crawl killed halfway resumes without asking GitHub again for what it
 // already has, and a finished crawl run again makes no request at all.
 //
+// # Layers
+//
+// A Transport is a stack of small RoundTrippers, one job each, in the manner of
+// go-containerregistry's transport package: request buffering, crawl replay, ETag
+// revalidation, rate-header stripping, retry, token redaction, the body cap, counting and
+// auth scoping (New lists the order). Classify, the rate-limit classification, is a pure
+// function returning a typed Verdict. Each layer is tested alone (layers_test.go) and the
+// stack against the fake GitHub (transport_test.go).
+//
 // # Authentication
 //
 // The token is sent as "Authorization: Bearer <token>" to the API host only. It is never
