@@ -213,4 +213,3 @@ func CrawlKey(crawlID string, key schemas.Digest) schemas.Digest {
 	}{crawlID, key})
 	return d
 }
-
