@@ -9,7 +9,7 @@ import (
 // CorpusID returns the 12-hex-digit id of a task set. It is the first 12 hex digits of the
 // SHA-256 of the task rows' canonical JSON (every column of the card, keys sorted, no
 // whitespace, non-ASCII not escaped), sorted bytewise, each followed by a newline (the
-// README's "Corpus id" section spells it out). It depends on the rows'
+// document docs/corpus-id.md spells it out). It depends on the rows'
 // content only: not on their order, their JSON formatting or the machine; any change to any
 // field of any row (exclusion fields included) changes it.
 func CorpusID(tasks []Task) (string, error) {

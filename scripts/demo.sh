@@ -139,5 +139,5 @@ fi
 if [ -d "$OUT/results" ]; then
 	echo "eval results:   $OUT/results/{gold,noop}   (envgap report $OUT/results/gold $OUT/results/noop)"
 fi
-echo "demo study:     data/demo/study   (layout: README.md, section "The coding-agent study")"
+echo "demo study:     data/demo/study   (layout: docs/lite.md)"
 exit "$failed"

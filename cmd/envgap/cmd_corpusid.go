@@ -20,7 +20,7 @@ func newCorpusIDCommand(f *factory) *cobra.Command {
 		Short: "Print the corpus id of the store's task set, an exported folder or a tasks file",
 		Long: `Print the 12-hex-digit corpus id of a task set: the first 12 hex digits of the SHA-256
 of the task rows' canonical JSON (every column of the card), sorted bytewise, each line
-followed by a newline (the README's "Corpus id" section spells out every rule).
+followed by a newline (docs/corpus-id.md spells out every rule).
 Record order, JSON formatting and the machine do not change it; any change to any field of
 any task does (exclusions included). Without an argument: the store's task set.`,
 		Example: "  envgap corpus-id\n  envgap corpus-id release/\n  envgap corpus-id tasks.jsonl",

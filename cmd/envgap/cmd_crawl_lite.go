@@ -25,7 +25,7 @@ func newCrawlLiteCommand(f *factory) *cobra.Command {
 		Use:   "lite --study DIR",
 		Short: "Lite candidates from the coding-agent study's projects",
 		Long: `Import a coding-agent study: one candidate per project folder
-<agent>/<language>-t<trial>/p<N>/ (meta.json, written/, repaired/; see README.md, "The coding-agent study").
+<agent>/<language>-t<trial>/p<N>/ (meta.json, written/, repaired/; see docs/lite.md).
 
 Projects that worked first time are already_works, never made to work not_fixed, whose
 repair cannot be rebuilt from the saved files fix_not_recorded, whose repair changed only

@@ -139,7 +139,7 @@ null}, "trajectory": [...], "cost_usd"}) as the dataset card says. Each predicti
 are applied to the project at base_commit and the project runs in a fresh container with the
 registries cut back to the task's registry_date: resolved means resolve_command and
 run_command both exit 0. A file that is not an environment file rejects the prediction, and a
-trajectory that read the later history (README: "Evaluating an agent") scores it unresolved.
+trajectory that read the later history (docs/scoring.md) scores it unresolved.
 Manifest F1 and safe install come with it.
 
 Every task of the split needs a prediction, excluded ones too; missing, unknown or repeated

@@ -30,7 +30,7 @@ func newProposeCommand(f *factory) *cobra.Command {
 		Short: "Ask an agent for the reference fix of every reproduced Reported issue that has none",
 		Long: `Ask an agent for a reference fix of every Reported candidate whose failure reproduced in a
 clean container (envgap verify recorded a reproduction) and that has no fix. The agent runs
-as envgap run runs it (README: "Evaluating an agent"): in a workspace holding the project at
+as envgap run runs it (docs/agents.md): in a workspace holding the project at
 base_commit only, with the task file, plus the reproduction's failing log
 ($ENVGAP_FAILURE_LOG), the commands it ran ($ENVGAP_RECIPE_FILE), and a file where it may
 propose its own commands ($ENVGAP_COMMANDS_FILE) where the generated ones are wrong. It may

@@ -35,9 +35,9 @@ func newRunCommand(f *factory) *cobra.Command {
 		Long: `Run an agent on every task of the split, --k times each. Each run gets a workspace holding the
 project at base_commit and nothing later (checked), a task file with what the dataset card lets
 an agent see, and a command that runs repro_command in the evaluation container. The agent
-command runs with sh -c in the workspace, with the paths in environment variables (README:
-"Evaluating an agent"); when it exits, the workspace's changes become the prediction's files
-and are scored as envgap eval scores them. When the attempt is not resolved and attempts
+command runs with sh -c in the workspace, with the paths in environment variables
+(docs/agents.md); when it exits, the workspace's changes become the prediction's files and
+are scored as envgap eval scores them. When the attempt is not resolved and attempts
 remain, the evaluation's output is written to the feedback file and the agent runs again.
 An attempt that runs past --attempt-timeout is stopped (its process group killed) and not
 evaluated. --agent noop (no change) and --agent gold (the reference fix) are built in.

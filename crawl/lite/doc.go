@@ -1,7 +1,7 @@
 // Package lite imports the coding-agent study (the Lite set): one candidate per project an
 // agent wrote, with the environment part of the project's repair as its fix.
 //
-// Study layout (see README.md, "The coding-agent study" for the full description):
+// Study layout (see docs/lite.md for the full description):
 //
 //	STUDY/
 //	  problems.json                       optional: the problem list, or entries that fill

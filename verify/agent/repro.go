@@ -24,7 +24,7 @@ import (
 	"github.com/envgap/envgap/verify/sandbox"
 )
 
-// The environment an agent command gets (the protocol, README "Evaluating an agent").
+// The environment an agent command gets (the protocol, docs/agents.md).
 const (
 	EnvTaskFile       = "ENVGAP_TASK_FILE"       // the task file (JSON: TaskView)
 	EnvWorkspace      = "ENVGAP_WORKSPACE"       // the project; also the working directory

@@ -10,7 +10,7 @@ import (
 	"github.com/envgap/envgap/schemas"
 )
 
-// The later-history rules (README, "Evaluating an agent"). Each hit is a Leak with the
+// The later-history rules (docs/scoring.md). Each hit is a Leak with the
 // trajectory step it was found in.
 const (
 	RulePullRequest = "pull-request"  // the fix's pull request named (URL, owner/repo#N, refs/pull/N, API)

@@ -26,8 +26,8 @@ import (
 // under the same version.
 const Version = "envgap-propose/1"
 
-// The files an agent gets besides the run --agent protocol's (README: "Reference fixes
-// by an agent").
+// The files an agent gets besides the run --agent protocol's (docs/agents.md,
+// "Reference fixes by an agent").
 const (
 	// EnvFailureLog names a file holding the failing log of the reproduction: every step
 	// of the run before the fix, with its command, output and exit code.

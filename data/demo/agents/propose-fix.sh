@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # propose-fix.sh: the demo's scripted stand-in for an AI coding assistant, for
-# `envgap propose --agent 'bash data/demo/agents/propose-fix.sh'` (README: "Reference fixes
-# by an agent"). It follows the agent protocol like a real agent would: it reads the
+# `envgap propose --agent 'bash data/demo/agents/propose-fix.sh'` (docs/agents.md,
+# "Reference fixes by an agent"). It follows the agent protocol like a real agent would: it reads the
 # reproduction's failing log, finds the Python module the project could not import, and
 # declares it in requirements.txt at an exact version from its own small table. It changes
 # nothing else, and writes what it did as its trajectory. A real agent would read the

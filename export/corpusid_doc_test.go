@@ -12,25 +12,27 @@ import (
 	"github.com/envgap/envgap/schemas"
 )
 
-// readmePython returns the Python block of the README's "Corpus id" section.
-func readmePython(t *testing.T) string {
+// corpusIDDoc is the document that defines the corpus id; its Python block is run here.
+var corpusIDDoc = filepath.Join("..", "docs", "corpus-id.md")
+
+// docPython returns the Python block of the corpus-id document (docs/corpus-id.md).
+func docPython(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	b, err := os.ReadFile(corpusIDDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, sec, ok := strings.Cut(string(b), "\n## Corpus id\n")
+	_, sec, ok := strings.Cut(string(b), "# Corpus id\n")
 	if !ok {
-		t.Fatal("README.md has no \"## Corpus id\" section")
+		t.Fatalf("%s does not start with \"# Corpus id\"", corpusIDDoc)
 	}
-	sec, _, _ = strings.Cut(sec, "\n## ")
 	_, code, ok := strings.Cut(sec, "```python\n")
 	if !ok {
-		t.Fatal("the README's Corpus id section has no python block")
+		t.Fatalf("%s has no python block", corpusIDDoc)
 	}
 	code, _, ok = strings.Cut(code, "```")
 	if !ok {
-		t.Fatal("the README's python block is not closed")
+		t.Fatalf("the python block of %s is not closed", corpusIDDoc)
 	}
 	return code
 }
@@ -40,12 +42,12 @@ func readmePython(t *testing.T) string {
 // escapes, other control characters, DEL, and U+2028/U+2029.
 const trickyText = "Café 中文 😀 <b>&amp;</b> \"quoted\" back\\slash \b\f\t\r\n \x01\x1f\x7f line\u2028para\u2029 end"
 
-// TestCorpusIDFromTheREADME recomputes the corpus id of an exported folder the way the
-// README defines it, independently of envgap: DuckDB reads the full config's parquet
-// rows, and the README's own Python block (json and hashlib) hashes them.
-func TestCorpusIDFromTheREADME(t *testing.T) {
-	python := testenv.Tool(t, "python3") // the README's corpus-id check runs its Python
-	code := readmePython(t)
+// TestCorpusIDFromTheDoc recomputes the corpus id of an exported folder the way
+// docs/corpus-id.md defines it, independently of envgap: DuckDB reads the full config's parquet
+// rows, and the document's own Python block (json and hashlib) hashes them.
+func TestCorpusIDFromTheDoc(t *testing.T) {
+	python := testenv.Tool(t, "python3") // the document's corpus-id check runs its Python
+	code := docPython(t)
 	st := admittedStore(t)
 	out := filepath.Join(t.TempDir(), "release")
 	o := testOptions(out)
@@ -77,7 +79,7 @@ func TestCorpusIDFromTheREADME(t *testing.T) {
 		cmd.Stderr = &stderr
 		b, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("the README's python: %v\n%s", err, stderr.String())
+			t.Fatalf("the document's python: %v\n%s", err, stderr.String())
 		}
 		return strings.TrimSpace(string(b))
 	}
@@ -90,7 +92,7 @@ func TestCorpusIDFromTheREADME(t *testing.T) {
 		t.Fatalf("DuckDB read %d rows, the export wrote %d", n, rep.Tasks)
 	}
 	if got := pyID(rows); got != rep.CorpusID {
-		t.Errorf("the README's definition gives %s from DuckDB's rows, envgap %s", got, rep.CorpusID)
+		t.Errorf("the document's definition gives %s from DuckDB's rows, envgap %s", got, rep.CorpusID)
 	}
 	// The harness zip's copy of the tasks gives the same id.
 	h, err := ReadHarness(filepath.Join(out, HarnessPath))
@@ -102,6 +104,6 @@ func TestCorpusIDFromTheREADME(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := pyID(lines); got != rep.CorpusID {
-		t.Errorf("the README's definition gives %s from the harness's tasks, envgap %s", got, rep.CorpusID)
+		t.Errorf("the document's definition gives %s from the harness's tasks, envgap %s", got, rep.CorpusID)
 	}
 }
