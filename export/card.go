@@ -11,6 +11,7 @@ import (
 	"text/template"
 
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/lib/scoring"
 	"github.com/envgap/envgap/schemas"
 	"gopkg.in/yaml.v3"
 )
@@ -153,12 +154,13 @@ func emptyConfigs(rows map[string]int) []string {
 var cardTemplateText string
 
 // cardTemplate is the dataset card as a text/template over cardView.
-var cardTemplate = template.Must(template.New("card").Funcs(template.FuncMap{
+// The scoring paragraphs come from lib/scoring, which the website includes too.
+var cardTemplate = template.Must(scoring.AddTo(template.Must(template.New("card").Funcs(template.FuncMap{
 	"cell":   cell,
 	"plural": plural,
 	"quote":  strconv.Quote,
 	"join":   strings.Join,
-}).Parse(cardTemplateText))
+}).Parse(cardTemplateText))))
 
 // cardView is what the card template reads: the figures and texts the card shows.
 type cardView struct {
