@@ -39,7 +39,7 @@ func TestCardGolden(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "release")
 			o := testOptions(out)
 			if tc.notes != "" {
-				o.CredentialNotes = func(catalog.Store, []string) (string, error) { return tc.notes, nil }
+				o.Reviewer = testReviewer{notes: tc.notes}
 			}
 			if _, err := Export(st, o); err != nil {
 				t.Fatal(err)

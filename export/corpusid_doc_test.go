@@ -51,7 +51,7 @@ func TestCorpusIDFromTheDoc(t *testing.T) {
 	st := admittedStore(t)
 	out := filepath.Join(t.TempDir(), "release")
 	o := testOptions(out)
-	o.RedactTask = func(task *schemas.Task) (int, error) {
+	o.Reviewer = testReviewer{redactTask: func(task *schemas.Task) (int, error) {
 		if task.InstanceID != idReported {
 			return 0, nil
 		}
@@ -59,7 +59,7 @@ func TestCorpusIDFromTheDoc(t *testing.T) {
 		s := trickyText
 		task.GoldFiles = append(task.GoldFiles, schemas.File{Path: "zz-notes.txt", Content: &s})
 		return 1, nil
-	}
+	}}
 	rep, err := Export(st, o)
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,9 @@
 // ReadTasks reads the full config back; schemas.CorpusID over its rows is the corpus id of
 // the store's task set. CompareReleases compares two exported folders task by task.
 //
-// The credential scan and the registry audit are separate stages; Export takes their
-// hooks (Options.CheckReviewed, Options.CredentialNotes, Options.Audits) from the command,
-// so this package does not import them.
+// The credential scan and the registry audit are separate packages; Export takes them
+// through narrow interfaces (Options.Reviewer, Options.Audits) from the command, so this
+// package does not import them. Export runs in phases: check the options, claim the
+// folder, collect (read, review, redact and check every row; nothing written yet), write
+// into a temporary sibling folder, publish it by one rename, record the release.
 package export

@@ -29,18 +29,9 @@ type Options struct {
 	Repo string
 	// Limits bound row groups and files; the zero value means DefaultLimits.
 	Limits Limits
-	// CheckReviewed must refuse the export while credential-scan findings wait for a
-	// person's review (scan.CheckReviewed). It is required: an export without it fails.
-	CheckReviewed func(catalog.Store) error
-	// CredentialNotes returns the card's credential-scan paragraph (scan.CardSection)
-	// given the exported task ids; nil or "" gives a plain sentence.
-	CredentialNotes func(st catalog.Store, taskIDs []string) (string, error)
-	// RedactTask and RedactCandidate, when set, replace reviewed secrets in a row's text
-	// before it is written (scan.ApplyRedactions); they return how many they replaced. A
-	// redacted task set has its own corpus id: the card and Report.CorpusID give the
-	// published one, Report.StoreCorpusID the store's.
-	RedactTask      func(*schemas.Task) (int, error)
-	RedactCandidate func(*schemas.Candidate) (int, error)
+	// Reviewer is the credential-scan review the export publishes under (scan.Reviewer).
+	// It is required: an export without it fails.
+	Reviewer Reviewer
 	// Audits (nil: StoreAudits) is checked against the task rows: a task whose audit says
 	// other categories or security flags than its row stops the export (run envgap admit
 	// again). An export in which no task has an audit is refused unless NoAudit is set:
@@ -93,14 +84,70 @@ type Report struct {
 // It checks every row first and writes nothing when a row is bad, when the credential
 // review is not done, or when there is no task. The same store gives byte-identical files.
 func Export(st catalog.Store, opts Options) (*Report, error) {
-	if opts.Out == "" {
-		return nil, errors.New("export: no output folder given")
+	if err := opts.check(); err != nil {
+		return nil, err
 	}
-	if opts.CheckReviewed == nil {
-		return nil, errors.New("export: no credential-scan review check is wired in (Options.CheckReviewed); refusing to publish unreviewed text")
+	abs, unlock, err := claimOut(opts.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	rel, err := collect(st, &opts)
+	if err != nil {
+		return nil, err
+	}
+	// Write everything into a temporary sibling folder, then publish it by one rename.
+	tmp, err := os.MkdirTemp(filepath.Dir(abs), leftoverPrefix(abs)+"*")
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	rep, err := rel.write(tmp, &opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := publish(tmp, abs); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	if rel.release != nil {
+		d, err := st.PutJSON(rel.release)
+		if err == nil {
+			err = st.SetRef(data.RefReleases+opts.Release, d)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("export: the files were written, but recording release %s failed: %w", opts.Release, err)
+		}
+		rep.Release = data.RefReleases + opts.Release
+	}
+	return rep, nil
+}
+
+// Reviewer is the credential-scan review an export publishes under. scan.Reviewer is the
+// one envgap uses; Export calls Check before anything else of it.
+type Reviewer interface {
+	// Check refuses the export while findings wait for a person's review, or while the
+	// latest scan does not cover the store.
+	Check(st catalog.Store) error
+	// RedactTask and RedactCandidate replace reviewed secrets in a published row's text
+	// and return how many they replaced. A redacted task set has its own corpus id: the
+	// card and Report.CorpusID give the published one, Report.StoreCorpusID the store's.
+	RedactTask(st catalog.Store, t *schemas.Task) (int, error)
+	RedactCandidate(st catalog.Store, c *schemas.Candidate) (int, error)
+	// CardSection returns the card's credential-scan paragraph given the exported task
+	// ids; "" gives a plain sentence.
+	CardSection(st catalog.Store, taskIDs []string) (string, error)
+}
+
+// check refuses options an export cannot run with and fills in the defaults.
+func (opts *Options) check() error {
+	if opts.Out == "" {
+		return errors.New("export: no output folder given")
+	}
+	if opts.Reviewer == nil {
+		return errors.New("export: no credential-scan reviewer is wired in (Options.Reviewer); refusing to publish unreviewed text")
 	}
 	if opts.Source == nil {
-		return nil, errors.New("export: no source tree for the harness zip is wired in (Options.Source)")
+		return errors.New("export: no source tree for the harness zip is wired in (Options.Source)")
 	}
 	if opts.Repo == "" {
 		opts.Repo = DefaultRepo
@@ -109,26 +156,54 @@ func Export(st catalog.Store, opts Options) (*Report, error) {
 		opts.Limits = DefaultLimits
 	}
 	if opts.Release != "" && !releaseNameRe.MatchString(opts.Release) {
-		return nil, fmt.Errorf("export: release name %q: use a date like 2026-09-29 (letters, digits, ._-)", opts.Release)
+		return fmt.Errorf("export: release name %q: use a date like 2026-09-29 (letters, digits, ._-)", opts.Release)
 	}
-	abs, err := filepath.Abs(opts.Out)
+	return nil
+}
+
+// claimOut locks the export folder out (absolute: abs), recovers an interrupted export
+// of it and checks that an export may write there.
+func claimOut(out string) (abs string, unlock func(), err error) {
+	abs, err = filepath.Abs(out)
 	if err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+		return "", nil, fmt.Errorf("export: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+		return "", nil, fmt.Errorf("export: %w", err)
 	}
-	unlock, err := lockExports(abs)
+	unlock, err = lockExports(abs)
 	if err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+		return "", nil, fmt.Errorf("export: %w", err)
 	}
-	defer unlock()
 	if err := recoverOut(abs); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+		unlock()
+		return "", nil, fmt.Errorf("export: %w", err)
 	}
-	if err := checkOutFolder(opts.Out); err != nil {
-		return nil, err
+	if err := checkOutFolder(out); err != nil {
+		unlock()
+		return "", nil, err
 	}
+	return abs, unlock, nil
+}
+
+// contents is what an export publishes, read from the store and checked before anything
+// is written.
+type contents struct {
+	storeID, pubID string
+	// pub are the published rows: copies of the store's, with reviewed secrets redacted.
+	pub      []schemas.Task
+	cands    []schemas.Candidate
+	redacted int
+	audited  int
+	funnel   *catalog.Funnel
+	excluded []ExcludedTask
+	release  *schemas.Release
+	notes    string
+}
+
+// collect reads the task set and the candidates, checks the review, the audits and every
+// row, and redacts the reviewed secrets.
+func collect(st catalog.Store, opts *Options) (*contents, error) {
 	tasks, err := st.Tasks()
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
@@ -136,105 +211,95 @@ func Export(st catalog.Store, opts Options) (*Report, error) {
 	if len(tasks) == 0 {
 		return nil, fmt.Errorf("export: %w", ErrNoTasks)
 	}
-	if err := opts.CheckReviewed(st); err != nil {
+	rv := opts.Reviewer
+	if err := rv.Check(st); err != nil {
 		return nil, fmt.Errorf("export: credential scan: %w", err)
 	}
 	if opts.Audits == nil {
 		opts.Audits = StoreAudits(st)
 	}
-	audited, err := checkAudits(tasks, opts.Audits)
-	if err != nil {
+	c := &contents{}
+	if c.audited, err = checkAudits(tasks, opts.Audits); err != nil {
 		return nil, err
 	}
-	if audited == 0 && !opts.NoAudit {
+	if c.audited == 0 && !opts.NoAudit {
 		return nil, fmt.Errorf("export: %w: none of the %d tasks has a registry audit, so the secure config would be empty for want of one; run envgap audit (then envgap admit), or give --no-audit to publish without one (the card then says so)", ErrNoAudit, len(tasks))
 	}
-	storeID, err := schemas.CorpusID(tasks)
-	if err != nil {
+	if c.storeID, err = schemas.CorpusID(tasks); err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-
-	// The published rows: copies of the store's, with reviewed secrets redacted.
-	pub := make([]schemas.Task, len(tasks))
-	redacted := 0
+	c.pub = make([]schemas.Task, len(tasks))
 	for i := range tasks {
-		pub[i] = cloneTask(&tasks[i])
-		if opts.RedactTask != nil {
-			n, err := opts.RedactTask(&pub[i])
-			if err != nil {
-				return nil, fmt.Errorf("export: redacting %s: %w", pub[i].InstanceID, err)
-			}
-			redacted += n
+		c.pub[i] = cloneTask(&tasks[i])
+		n, err := rv.RedactTask(st, &c.pub[i])
+		if err != nil {
+			return nil, fmt.Errorf("export: redacting %s: %w", c.pub[i].InstanceID, err)
 		}
+		c.redacted += n
 	}
 	// Rows, checked before anything is written.
-	for i := range pub {
-		if err := checkRow(ConfigFull, pub[i].InstanceID, &pub[i]); err != nil {
+	for i := range c.pub {
+		if err := checkRow(ConfigFull, c.pub[i].InstanceID, &c.pub[i]); err != nil {
 			return nil, err
 		}
-		if ps := pub[i].Validate(); len(ps) > 0 {
-			return nil, &RowError{Config: ConfigFull, InstanceID: pub[i].InstanceID, Field: ps[0].Field, Msg: ps[0].Msg + " (fix the record and run envgap admit again)"}
+		if ps := c.pub[i].Validate(); len(ps) > 0 {
+			return nil, &RowError{Config: ConfigFull, InstanceID: c.pub[i].InstanceID, Field: ps[0].Field, Msg: ps[0].Msg + " (fix the record and run envgap admit again)"}
 		}
 	}
-	if err := checkRoundTrip(pub); err != nil {
+	if err := checkRoundTrip(c.pub); err != nil {
 		return nil, err
 	}
-	pubID := storeID
-	if redacted > 0 {
-		if pubID, err = schemas.CorpusID(pub); err != nil {
+	c.pubID = c.storeID
+	if c.redacted > 0 {
+		if c.pubID, err = schemas.CorpusID(c.pub); err != nil {
 			return nil, fmt.Errorf("export: %w", err)
 		}
 	}
-	candRows, redC, err := candidateRows(st, pub, opts.RedactCandidate)
+	candRows, redC, err := candidateRows(st, c.pub, func(cand *schemas.Candidate) (int, error) { return rv.RedactCandidate(st, cand) })
 	if err != nil {
 		return nil, err
 	}
-	redacted += redC
+	c.cands = candRows
+	c.redacted += redC
 	for i := range candRows {
 		if err := checkRow(ConfigCandidates, candRows[i].InstanceID, &candRows[i]); err != nil {
 			return nil, err
 		}
 	}
-	funnel := funnelOf(candRows, pub)
-	excluded, err := exclusionsOf(st, tasks)
-	if err != nil {
+	c.funnel = funnelOf(candRows, c.pub)
+	if c.excluded, err = exclusionsOf(st, tasks); err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	var release *schemas.Release
 	if opts.Release != "" {
-		if release, err = prepareRelease(st, opts.Release, pubID, tasks); err != nil {
+		if c.release, err = prepareRelease(st, opts.Release, c.pubID, tasks); err != nil {
 			return nil, err
 		}
 	}
-	var notes string
-	if opts.CredentialNotes != nil {
-		ids := make([]string, len(pub))
-		for i := range pub {
-			ids[i] = pub[i].InstanceID
-		}
-		if notes, err = opts.CredentialNotes(st, ids); err != nil {
-			return nil, fmt.Errorf("export: credential notes: %w", err)
-		}
+	ids := make([]string, len(c.pub))
+	for i := range c.pub {
+		ids[i] = c.pub[i].InstanceID
 	}
-
-	// Write everything into a temporary sibling folder, then publish it by one rename.
-	tmp, err := os.MkdirTemp(filepath.Dir(abs), leftoverPrefix(abs)+"*")
-	if err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+	if c.notes, err = rv.CardSection(st, ids); err != nil {
+		return nil, fmt.Errorf("export: credential notes: %w", err)
 	}
-	defer os.RemoveAll(tmp)
+	return c, nil
+}
 
-	rep := &Report{Out: opts.Out, CorpusID: pubID, StoreCorpusID: storeID, Redacted: redacted,
-		Tasks: len(pub), Candidates: len(candRows), Excluded: len(excluded)}
+// write writes the configs, the card, the license, eval.yaml, the chart and the harness
+// zip into the folder tmp.
+func (c *contents) write(tmp string, opts *Options) (*Report, error) {
+	rep := &Report{Out: opts.Out, CorpusID: c.pubID, StoreCorpusID: c.storeID, Redacted: c.redacted,
+		Tasks: len(c.pub), Candidates: len(c.cands), Excluded: len(c.excluded)}
 	rowsOf := map[string]int{}
 	for _, cfg := range Configs {
 		var infos []FileInfo
 		var n int
+		var err error
 		if cfg == ConfigCandidates {
-			n = len(candRows)
-			infos, err = writeConfig(tmp, cfg, candRows, candidateLayout, opts.Limits)
+			n = len(c.cands)
+			infos, err = writeConfig(tmp, cfg, c.cands, candidateLayout, opts.Limits)
 		} else {
-			rows := selectConfig(pub, cfg)
+			rows := selectConfig(c.pub, cfg)
 			if n = len(rows); n > 0 { // a config with no rows gets no file (and no YAML entry)
 				infos, err = writeConfig(tmp, cfg, rows, taskLayout, opts.Limits)
 			}
@@ -249,14 +314,14 @@ func Export(st catalog.Store, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	meta := opts.Meta.withDefaults(opts.Repo, pubID)
-	chart, err := FunnelChart(funnel)
+	meta := opts.Meta.withDefaults(opts.Repo, c.pubID)
+	chart, err := FunnelChart(c.funnel)
 	if err != nil {
 		return nil, fmt.Errorf("export: chart: %w", err)
 	}
-	card, err := renderCard(&cardData{Repo: opts.Repo, CorpusID: pubID, Tasks: pub, Candidates: candRows,
-		Funnel: funnel, Excluded: excluded, ConfigRows: rowsOf, Credentials: notes, Infos: dsInfos, Meta: meta,
-		NotAudited: audited == 0})
+	card, err := renderCard(&cardData{Repo: opts.Repo, CorpusID: c.pubID, Tasks: c.pub, Candidates: c.cands,
+		Funnel: c.funnel, Excluded: c.excluded, ConfigRows: rowsOf, Credentials: c.notes, Infos: dsInfos, Meta: meta,
+		NotAudited: c.audited == 0})
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
@@ -265,30 +330,17 @@ func Export(st catalog.Store, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("export: %s: %w", EvalPath, err)
 	}
 	var harness bytes.Buffer
-	if _, err := WriteHarness(&harness, opts.Source, pub, HarnessManifest{CorpusID: pubID, Repo: opts.Repo, Release: opts.Release}); err != nil {
+	if _, err := WriteHarness(&harness, opts.Source, c.pub, HarnessManifest{CorpusID: c.pubID, Repo: opts.Repo, Release: opts.Release}); err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	for _, f := range []struct {
 		rel string
 		b   []byte
-	}{{"README.md", card}, {LicensePath, renderLicense(pub, candRows)}, {EvalPath, evalYAML}, {FunnelChartPath, chart}, {HarnessPath, harness.Bytes()}} {
+	}{{"README.md", card}, {LicensePath, renderLicense(c.pub, c.cands)}, {EvalPath, evalYAML}, {FunnelChartPath, chart}, {HarnessPath, harness.Bytes()}} {
 		if err := writeSmallFile(filepath.Join(tmp, filepath.FromSlash(f.rel)), f.b); err != nil {
 			return nil, fmt.Errorf("export: %w", err)
 		}
 		rep.Other = append(rep.Other, FileInfo{Path: f.rel, Bytes: int64(len(f.b)), SHA256: schemas.Hash(f.b).Hex()})
-	}
-	if err := publish(tmp, abs); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
-	}
-	if release != nil {
-		d, err := st.PutJSON(release)
-		if err == nil {
-			err = st.SetRef(data.RefReleases+opts.Release, d)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("export: the files were written, but recording release %s failed: %w", opts.Release, err)
-		}
-		rep.Release = data.RefReleases + opts.Release
 	}
 	return rep, nil
 }

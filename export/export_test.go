@@ -254,13 +254,13 @@ func TestExportRefuses(t *testing.T) {
 		rowErr *RowError
 	}{
 		{"no tasks", verifiedStore, nil, ErrNoTasks, "no tasks", nil},
-		{"no review hook", admittedStore, func(o *Options) { o.CheckReviewed = nil }, nil, "CheckReviewed", nil},
+		{"no reviewer", admittedStore, func(o *Options) { o.Reviewer = nil }, nil, "Options.Reviewer", nil},
 		{"unreviewed findings", admittedStore, func(o *Options) {
-			o.CheckReviewed = func(catalog.Store) error { return errors.New("2 credential findings not reviewed") }
+			o.Reviewer = testReviewer{refuse: errors.New("2 credential findings not reviewed")}
 		}, nil, "not reviewed", nil},
-		{"invalid utf-8", admittedStore, func(o *Options) { o.RedactTask = badUTF8 }, nil, "invalid UTF-8",
+		{"invalid utf-8", admittedStore, func(o *Options) { o.Reviewer = testReviewer{redactTask: badUTF8} }, nil, "invalid UTF-8",
 			&RowError{Config: "full", InstanceID: idLite, Field: "project_files[1].content"}},
-		{"repeated gold path", admittedStore, func(o *Options) { o.RedactTask = dupPath }, nil, "repeats",
+		{"repeated gold path", admittedStore, func(o *Options) { o.Reviewer = testReviewer{redactTask: dupPath} }, nil, "repeats",
 			&RowError{Config: "full", InstanceID: idReported, Field: "gold_files[2].path"}},
 		{"no audit at all", unauditedStore, nil, ErrNoAudit, "--no-audit", nil},
 		{"audit newer than the row", func(t testing.TB) catalog.Store {
@@ -332,7 +332,7 @@ func TestRedactionChangesOnlyPublishedText(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "release")
 	o := testOptions(out)
-	o.RedactTask = redact
+	o.Reviewer = testReviewer{redactTask: redact}
 	rep, err := Export(st, o)
 	if err != nil {
 		t.Fatal(err)

@@ -104,8 +104,6 @@ func admittedStore(t testing.TB) catalog.Store {
 	return st
 }
 
-func reviewed(catalog.Store) error { return nil }
-
 // testSource is a small source tree for the harness zip: a module file, a script, and
 // build products a checkout may hold and tests, which the zip leaves out.
 var testSource = fstest.MapFS{
@@ -125,7 +123,7 @@ var testSource = fstest.MapFS{
 }
 
 func testOptions(out string) Options {
-	return Options{Out: out, CheckReviewed: reviewed, Source: testSource}
+	return Options{Out: out, Reviewer: testReviewer{}, Source: testSource}
 }
 
 // exportTo exports st to a new folder and returns it.
@@ -183,3 +181,24 @@ func taskByID(t testing.TB, st catalog.Store, id string) schemas.Task {
 }
 
 func isNotFound(err error) bool { return errors.Is(err, data.ErrNotFound) }
+
+// testReviewer is a Reviewer whose review is done: it refuses with refuse when set,
+// redacts tasks with redactTask when set and gives notes as the card's paragraph.
+type testReviewer struct {
+	refuse     error
+	notes      string
+	redactTask func(*schemas.Task) (int, error)
+}
+
+func (r testReviewer) Check(catalog.Store) error { return r.refuse }
+
+func (r testReviewer) RedactTask(_ catalog.Store, t *schemas.Task) (int, error) {
+	if r.redactTask == nil {
+		return 0, nil
+	}
+	return r.redactTask(t)
+}
+
+func (testReviewer) RedactCandidate(catalog.Store, *schemas.Candidate) (int, error) { return 0, nil }
+
+func (r testReviewer) CardSection(catalog.Store, []string) (string, error) { return r.notes, nil }

@@ -5,10 +5,8 @@ import (
 	"os"
 
 	"github.com/envgap/envgap"
-	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/export/scan"
-	"github.com/envgap/envgap/schemas"
 	"github.com/spf13/cobra"
 )
 
@@ -75,49 +73,16 @@ discussion page, the citation to a BibTeX entry of the dataset and its corpus id
 	return c
 }
 
-// exportHooks wires the credential scan into the export: the review check (of the rows and
-// of the harness zip's source, o.Source), the card's notes and the redaction of reviewed
-// secrets (read when the first row needs them, after the review check has passed).
-func exportHooks(st catalog.Store, o *export.Options) {
-	src := o.Source
-	o.CheckReviewed = func(st catalog.Store) error {
-		harness, err := harnessTexts(src)
-		if err != nil {
-			return err
-		}
-		return scan.CheckReviewed(st, harness)
+// withReviewer wires the credential scan into the export: the review check of the rows
+// and of the harness zip's source (o.Source), the card's notes and the redaction of
+// reviewed secrets.
+func withReviewer(o *export.Options) error {
+	harness, err := harnessTexts(o.Source)
+	if err != nil {
+		return err
 	}
-	o.CredentialNotes = func(st catalog.Store, ids []string) (string, error) {
-		rec, _, err := scan.Latest(st)
-		if err != nil {
-			return "", err
-		}
-		return scan.CardSection(rec, ids), nil
-	}
-	var (
-		reds    []scan.Redaction
-		loadErr error
-		loaded  bool
-	)
-	load := func() error {
-		if !loaded {
-			reds, loadErr = scan.Redactions(st)
-			loaded = true
-		}
-		return loadErr
-	}
-	o.RedactTask = func(t *schemas.Task) (int, error) {
-		if err := load(); err != nil {
-			return 0, err
-		}
-		return scan.ApplyRedactions(t, reds)
-	}
-	o.RedactCandidate = func(c *schemas.Candidate) (int, error) {
-		if err := load(); err != nil {
-			return 0, err
-		}
-		return scan.ApplyCandidateRedactions(c, reds)
-	}
+	o.Reviewer = &scan.Reviewer{Harness: harness}
+	return nil
 }
 
 // releaseMeta reads --release-config and puts the flags over it.
@@ -151,7 +116,9 @@ func runExport(f *factory, opts *exportOptions) error {
 		return err
 	}
 	eo := export.Options{Out: opts.Out, Repo: opts.Repo, Release: opts.Release, Audits: auditSource(st), NoAudit: opts.NoAudit, Source: envgap.Source(), Meta: meta}
-	exportHooks(st, &eo)
+	if err := withReviewer(&eo); err != nil {
+		return err
+	}
 	rep, err := export.Export(st, eo)
 	if err != nil {
 		return err

@@ -110,7 +110,9 @@ func TestScanHarnessPlantedToken(t *testing.T) {
 	}
 	exportWith := func(src fstest.MapFS) error {
 		eo := export.Options{Out: filepath.Join(t.TempDir(), "release"), Source: src, NoAudit: true}
-		exportHooks(st, &eo)
+		if err := withReviewer(&eo); err != nil {
+			return err
+		}
 		_, err := export.Export(st, eo)
 		return err
 	}
