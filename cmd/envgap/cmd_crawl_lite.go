@@ -1,17 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/envgap/envgap"
 	"github.com/envgap/envgap/crawl/lite"
 	"github.com/envgap/envgap/schemas"
 	"github.com/spf13/cobra"
 )
 
-// defaultProblemsFile is the study's problem list as committed in the repository.
+// defaultProblemsFile is the study's problem list as committed in the repository; the
+// binary embeds it with its source (envgap.Source), so it is found wherever envgap runs.
 const defaultProblemsFile = "data/problems.json"
 
 type crawlLiteOptions struct {
@@ -35,7 +39,8 @@ copied under src/main/java) is the fix, and verify decides.
 
 Folders and files that cannot be imported (missing or malformed meta.json, symbolic links,
 binary or non-UTF-8 files) are listed by path and the rest is stored; the exit code is then 4.
-The problem list is --problems, else the study's own problems.json, else ` + defaultProblemsFile + `.`,
+The problem list is --problems, else the study's own problems.json, else the list built into
+envgap (` + defaultProblemsFile + ` of its source).`,
 		Example: "  envgap crawl lite --study data/demo/study\n  envgap crawl lite --study /data/study --problems /data/study-problems.json --json",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -46,7 +51,7 @@ The problem list is --problems, else the study's own problems.json, else ` + def
 		},
 	}
 	c.Flags().StringVar(&opts.Study, "study", "", "the study folder")
-	c.Flags().StringVar(&opts.Problems, "problems", "", "the problem list (JSON; default: the study's problems.json, else "+defaultProblemsFile+")")
+	c.Flags().StringVar(&opts.Problems, "problems", "", "the problem list (JSON; default: the study's problems.json, else envgap's own "+defaultProblemsFile+")")
 	return c
 }
 
@@ -65,7 +70,7 @@ type crawlLiteReport struct {
 }
 
 func runCrawlLite(f *factory, opts *crawlLiteOptions) error {
-	problems, err := loadProblemList(opts)
+	problems, err := loadProblemList(opts, envgap.Source())
 	if err != nil {
 		return err
 	}
@@ -143,23 +148,24 @@ func runCrawlLite(f *factory, opts *crawlLiteOptions) error {
 	return nil
 }
 
-// loadProblemList reads --problems, or the default list when the study has no list of its
-// own (Import reads the study's problems.json itself).
-func loadProblemList(opts *crawlLiteOptions) ([]lite.Problem, error) {
-	name := opts.Problems
-	if name == "" {
+// loadProblemList reads --problems, or, when the study has no list of its own (Import
+// reads the study's problems.json itself), the list embedded with envgap's source (src):
+// never a file of the working directory.
+func loadProblemList(opts *crawlLiteOptions, src fs.FS) ([]lite.Problem, error) {
+	if opts.Problems == "" {
 		if _, err := os.Stat(filepath.Join(opts.Study, lite.ProblemsFile)); err == nil {
 			return nil, nil
 		}
-		name = defaultProblemsFile
-	}
-	fh, err := os.Open(name)
-	if err != nil {
-		if opts.Problems == "" && errors.Is(err, os.ErrNotExist) {
-			return nil, usageError{fmt.Errorf("no problem list: %s not found and the study has no %s; run from the repository root or pass --problems FILE", defaultProblemsFile, lite.ProblemsFile)}
+		b, err := fs.ReadFile(src, defaultProblemsFile)
+		if err != nil {
+			return nil, fmt.Errorf("the problem list embedded with envgap's source: %w", err)
 		}
+		return lite.ReadProblems(defaultProblemsFile+" (embedded with envgap's source)", bytes.NewReader(b))
+	}
+	fh, err := os.Open(opts.Problems)
+	if err != nil {
 		return nil, fmt.Errorf("problem list: %w", err)
 	}
 	defer fh.Close()
-	return lite.ReadProblems(name, fh)
+	return lite.ReadProblems(opts.Problems, fh)
 }

@@ -51,3 +51,31 @@ func TestCrawlLiteRejectsArePartial(t *testing.T) {
 		t.Errorf("no --study: %v, want a usage error", err)
 	}
 }
+
+// TestCrawlLiteOutsideTheCheckout: without --problems and run where data/problems.json is
+// not at hand (the tests run in cmd/envgap), crawl lite takes the problem list embedded
+// with envgap's source, which is the committed file, and gives the same candidates as
+// with the file.
+func TestCrawlLiteOutsideTheCheckout(t *testing.T) {
+	if _, err := os.Stat(defaultProblemsFile); err == nil {
+		t.Fatalf("%s exists in the test's working directory; this test needs it absent", defaultProblemsFile)
+	}
+	stored := func(args ...string) crawlLiteReport {
+		t.Helper()
+		store := filepath.Join(t.TempDir(), "store")
+		out, err := runCLI(t, append([]string{"--store", store, "--json", "crawl", "lite", "--study", "../../data/demo/study"}, args...)...)
+		if err != nil {
+			t.Fatalf("crawl lite %v: %v\n%s", args, err, out)
+		}
+		var rep crawlLiteReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return rep
+	}
+	embedded := stored()
+	file := stored("--problems", "../../data/problems.json")
+	if embedded.Stored != 8 || embedded.Set != file.Set {
+		t.Errorf("with the embedded list: %d candidates, set %s; with the file: set %s", embedded.Stored, embedded.Set, file.Set)
+	}
+}

@@ -29,7 +29,9 @@ func newScanCommand(f *factory) *cobra.Command {
 the export's harness zip carries (envgap's own, tests left out; field harness, the path in
 the zip), for credentials
 (gitleaks rules, with envgap's additions), apply the review decisions of the review file,
-store the result (ref scans/latest) and list the findings nobody has decided yet.
+store the result (ref scans/latest) and list the findings nobody has decided yet. The
+decisions about envgap's own source come with the binary (its data/scan-review.json,
+embedded), so the scan works outside the checkout too.
 
 Each finding has a tier: likely_real, to_review or public_example. Public examples are
 decided automatically; every other finding needs a decision in the review file
@@ -44,6 +46,20 @@ while a finding is undecided. Secrets are never printed: matches are shown redac
 	c.Flags().Int64Var(&o.MaxBytes, "max-bytes", scan.DefaultMaxTextBytes, "texts larger than this are skipped (and recorded)")
 	c.AddCommand(newScanDecideCommand(f))
 	return c
+}
+
+// sourceReview returns the review decisions that come with the source tree src (its
+// scan.DefaultReviewFile): those about envgap's own source, which the harness zip carries,
+// so that they hold wherever the binary runs. A tree without the file has none.
+func sourceReview(src fs.FS) (*scan.Review, error) {
+	b, err := fs.ReadFile(src, scan.DefaultReviewFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the review file embedded with envgap's source: %w", err)
+	}
+	return scan.ParseReview(scan.DefaultReviewFile+" (embedded with envgap's source)", b)
 }
 
 // harnessTexts returns the files of the source tree src that the harness zip carries
@@ -69,6 +85,10 @@ func runScan(ctx context.Context, f *factory, o *scanOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
+	source, err := sourceReview(envgap.Source())
+	if err != nil {
+		return err
+	}
 	sc, err := scan.NewScanner(scan.Options{})
 	if err != nil {
 		return err
@@ -78,7 +98,7 @@ func runScan(ctx context.Context, f *factory, o *scanOptions) error {
 		return err
 	}
 	start := time.Now()
-	rec, d, err := scan.Run(ctx, st, sc, scan.RunOptions{Review: rv, ReviewBytes: raw, ReviewPath: o.Review,
+	rec, d, err := scan.Run(ctx, st, sc, scan.RunOptions{Review: rv, ReviewBytes: raw, ReviewPath: o.Review, SourceReview: source,
 		Workers: o.Workers, MaxTextBytes: o.MaxBytes, Harness: harness})
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -207,5 +208,26 @@ func BenchmarkScanHarnessSource(b *testing.B) {
 		}
 		close(in)
 		sc.ScanTexts(context.Background(), in, 0)
+	}
+}
+
+// TestScanOutsideTheCheckout: run where data/scan-review.json is not at hand (the tests run
+// in cmd/envgap), the scan of an empty store finds envgap's own source decided by the
+// review file embedded with it, so it reports nothing to review and export is not refused
+// for every user of the binary.
+func TestScanOutsideTheCheckout(t *testing.T) {
+	if _, err := os.Stat(scan.DefaultReviewFile); err == nil {
+		t.Fatalf("%s exists in the test's working directory; this test needs it absent", scan.DefaultReviewFile)
+	}
+	store := filepath.Join(t.TempDir(), "store")
+	out, err := runCLI(t, "--store", store, "scan")
+	if err != nil {
+		t.Fatalf("scan outside the checkout: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "false_positive (h15-zipscan)") || strings.Contains(out, "UNREVIEWED") {
+		t.Errorf("scan output: the source's decided findings should be decided:\n%s", out)
+	}
+	if src, err := sourceReview(envgap.Source()); err != nil || src == nil || len(src.Decisions) == 0 {
+		t.Fatalf("the embedded review: %+v, %v", src, err)
 	}
 }

@@ -172,6 +172,12 @@
 // Findings of the public_example tier are decided automatically (false_positive, by
 // "envgap scan", with the example they match) unless the file decides them otherwise.
 //
+// The decisions about envgap's own source (field harness) come with that source: the
+// binary embeds its data/scan-review.json (RunOptions.SourceReview), whose decisions
+// decide the harness findings the review file in use leaves undecided, so a binary run
+// outside its checkout (where data/scan-review.json is not at hand) needs no decision
+// about its own source. They are never listed as stale.
+//
 // # Store
 //
 // Each `envgap scan` stores a Record (kind "scan") and points the ref scans/latest at

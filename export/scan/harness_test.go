@@ -68,3 +68,59 @@ func TestHarnessTexts(t *testing.T) {
 		t.Errorf("CheckReviewed after a scan without the harness: %v", err)
 	}
 }
+
+// TestSourceReviewDecidesHarnessFindings: the decisions that come with envgap's own source
+// decide its harness findings when the review file in use has none (the binary run outside
+// its checkout, with another review file or none), never a finding of another field, and
+// are never listed as stale; the review file's own decision wins.
+func TestSourceReviewDecidesHarnessFindings(t *testing.T) {
+	st, err := catalog.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := newFakes(12).githubPAT()
+	harness := []Text{{Path: "envgap-source/cmd/x/x.go", Content: "package x\n\nconst tok = \"" + tok + "\"\n"}}
+	run := func(rv, source *Review) *Record {
+		t.Helper()
+		rec, _, err := Run(context.Background(), st, sharedScanner(t), RunOptions{Review: rv, SourceReview: source, Workers: 2, Now: fixedNow, Harness: harness})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	rec := run(nil, nil)
+	if len(rec.Findings) != 1 || rec.Findings[0].Decision != nil {
+		t.Fatalf("findings without a review: %+v", rec.Findings)
+	}
+	fp := rec.Findings[0].Fingerprint
+	source := &Review{Version: 1}
+	if err := source.Decide(Decision{Fingerprint: fp, Decision: DecisionFalsePositive, Reason: "decided with the source", By: "maintainer"}, rec, fixedNow()); err != nil {
+		t.Fatal(err)
+	}
+	// A decision of the source for a fingerprint that no longer occurs is not stale here.
+	source.Decisions = append(source.Decisions, Decision{Fingerprint: strings.Repeat("ab", 32), Decision: DecisionFalsePositive, Reason: "gone", By: "m", At: "2026-01-01"})
+	rec = run(&Review{Version: 1}, source)
+	if d := rec.Findings[0].Decision; d == nil || d.Reason != "decided with the source" {
+		t.Fatalf("harness finding with the source's review: %+v", rec.Findings[0])
+	}
+	if len(rec.StaleDecisions) != 0 {
+		t.Errorf("stale decisions %v: the source's decisions are not the review file's", rec.StaleDecisions)
+	}
+	if err := CheckReviewed(st, harness); err != nil {
+		t.Errorf("CheckReviewed with the source's decision: %v", err)
+	}
+	own := &Review{Version: 1}
+	if err := own.Decide(Decision{Fingerprint: fp, Decision: DecisionFalsePositive, Reason: "the file's own", By: "user"}, rec, fixedNow()); err != nil {
+		t.Fatal(err)
+	}
+	if d := run(own, source).Findings[0].Decision; d == nil || d.Reason != "the file's own" {
+		t.Errorf("the review file's decision does not win: %+v", d)
+	}
+	// The source's decisions concern the source alone: a store text with the same
+	// fingerprint would not be decided by them (a finding of field harness only).
+	other := &Record{Findings: []Occurrence{{Finding: schemas.Finding{Fingerprint: fp, Field: "problem_statement"}}}}
+	applyDecisions(other, &Review{Version: 1}, source)
+	if other.Findings[0].Decision != nil {
+		t.Errorf("the source's decision applied to a store text: %+v", other.Findings[0].Decision)
+	}
+}

@@ -28,6 +28,11 @@ type RunOptions struct {
 	Review      *Review
 	ReviewBytes []byte
 	ReviewPath  string
+	// SourceReview holds the decisions that come with envgap's own source (the review file
+	// embedded with it, DefaultReviewFile of the source tree): they decide the harness
+	// findings (field FieldHarness) that Review leaves undecided, wherever the binary
+	// runs, and are never listed as stale (they belong to the source, not to Review).
+	SourceReview *Review
 	// Workers bounds the goroutines that scan (default: the number of CPUs).
 	Workers int
 	// MaxTextBytes: larger texts are skipped with a recorded reason (default 256 MiB).
@@ -88,7 +93,7 @@ func Run(ctx context.Context, st catalog.Store, sc *Scanner, opts RunOptions) (*
 	rec.Texts, rec.Bytes = res.Texts, res.Bytes
 	rec.Findings = append(rec.Findings, res.Findings...)
 	rec.Notes = append(rec.Notes, res.Notes...)
-	applyDecisions(rec, opts.Review)
+	applyDecisions(rec, opts.Review, opts.SourceReview)
 	sortRecord(rec)
 	d, err := st.PutJSON(rec)
 	if err != nil {
@@ -100,7 +105,7 @@ func Run(ctx context.Context, st catalog.Store, sc *Scanner, opts RunOptions) (*
 	return rec, d, nil
 }
 
-func applyDecisions(rec *Record, rv *Review) {
+func applyDecisions(rec *Record, rv, source *Review) {
 	used := map[string]bool{}
 	for i := range rec.Findings {
 		o := &rec.Findings[i]
@@ -109,6 +114,13 @@ func applyDecisions(rec *Record, rv *Review) {
 			o.Decision = &dd
 			used[d.Fingerprint] = true
 			continue
+		}
+		if o.Field == FieldHarness && source != nil {
+			if d, ok := source.Lookup(o.Fingerprint); ok {
+				dd := d
+				o.Decision = &dd
+				continue
+			}
 		}
 		if o.Tier == schemas.TierPublicExample {
 			o.Decision = &Decision{Fingerprint: o.Fingerprint, Decision: DecisionFalsePositive,
