@@ -94,7 +94,7 @@ as the EnvGap dataset. Every stage reads and writes one content-addressed store
 		newAdmitCommand(f), newExportCommand(f), newHubCommand(f), newExcludeCommand(f),
 		newRegistryCommand(f),
 		newScanCommand(f), newAuditCommand(f),
-		newEvalCommand(f), newReportCommand(f), newRunCommand(f), newAgentReproCommand(f), newProposeCommand(f),
+		newEvalCommand(f), newReportCommand(f), newSiteCommand(f), newRunCommand(f), newAgentReproCommand(f), newProposeCommand(f),
 		newStatusCommand(f),
 		newCorpusIDCommand(f),
 		newStoreCommand(f),

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/envgap/envgap/harness/site"
+	"github.com/spf13/cobra"
+)
+
+type siteOptions struct {
+	Hub     string
+	Results []string
+	Out     string
+}
+
+func newSiteCommand(f *factory) *cobra.Command {
+	opts := &siteOptions{}
+	c := &cobra.Command{
+		Use:   "site --hub DIR [--results DIR...] --out DIR",
+		Short: "The EnvGap website (static HTML) from a release's Hub folder and result folders",
+		Long: `Write the EnvGap website to --out: Leaderboard (one board per set, a row per result folder,
+ranked by the first attempt with the best within attempts beside it; the numbers are envgap
+report's), Tasks (every candidate of the candidates config, with filters and search, and a
+page per task), How runs are scored (the card's text) and Evaluation code (the harness zip).
+The folder is static: it opens from file:// and from any static host and loads nothing from
+outside itself. A result folder scored on another corpus id than the release is shown apart,
+labelled, and never ranked. The same inputs give the same bytes. See docs/site.md.`,
+		Example: "  envgap site --hub out/hub --results results/gold --results results/noop --out site\n  envgap site --hub out/hub --results results/gold,results/noop --out site",
+		Args:    maxArgs(0),
+		RunE:    func(c *cobra.Command, args []string) error { return runSite(f, opts) },
+	}
+	c.Flags().StringVar(&opts.Hub, "hub", "", "the release's Hub folder (envgap export's output)")
+	c.Flags().StringSliceVar(&opts.Results, "results", nil, "result folders of envgap eval or envgap run (repeat or comma-separate)")
+	c.Flags().StringVar(&opts.Out, "out", "", "the site folder to write (new, empty, or an earlier site)")
+	return c
+}
+
+func runSite(f *factory, opts *siteOptions) error {
+	if opts.Hub == "" || opts.Out == "" {
+		return usageError{errors.New("give --hub DIR and --out DIR (see envgap site --help)")}
+	}
+	rel, err := site.LoadHub(opts.Hub)
+	if err != nil {
+		return usageError{err}
+	}
+	res, err := site.LoadResults(opts.Results)
+	if err != nil {
+		return usageError{err}
+	}
+	rep, err := site.Build(site.Input{Release: rel, Results: res}, opts.Out)
+	if err != nil {
+		return err
+	}
+	if f.Global.JSON {
+		return f.printJSON(rep)
+	}
+	fmt.Fprintf(f.Out, "site: %s (corpus %s): %d candidates, %d files", rep.Out, rep.CorpusID, rep.Candidates, rep.Files)
+	for _, b := range rep.Boards {
+		fmt.Fprintf(f.Out, "; %s board %d row(s)", b.Set, b.Rows)
+	}
+	fmt.Fprintln(f.Out)
+	for _, o := range rep.OtherCorpus {
+		fmt.Fprintf(f.Out, "site: %s was scored on another corpus: shown apart, not ranked\n", o)
+	}
+	fmt.Fprintf(f.Out, "open %s/index.html\n", rep.Out)
+	return nil
+}
