@@ -66,12 +66,19 @@ func hubFolder(t testing.TB) string {
 	out := filepath.Join(t.TempDir(), "hub")
 	src := fstest.MapFS{"go.mod": {Data: []byte("module example.com/envgap\n\ngo 1.26\n")},
 		"main.go": {Data: []byte("package main\n\nfunc main() {}\n")}}
-	if _, err := export.Export(st, export.Options{Out: out, CheckReviewed: func(catalog.Store) error { return nil },
-		Source: src, NoAudit: true}); err != nil {
+	if _, err := export.Export(st, export.Options{Out: out, Reviewer: reviewed{}, Source: src, NoAudit: true}); err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
+
+// reviewed is a credential review with nothing waiting and nothing to redact.
+type reviewed struct{}
+
+func (reviewed) Check(catalog.Store) error                                      { return nil }
+func (reviewed) RedactTask(catalog.Store, *schemas.Task) (int, error)           { return 0, nil }
+func (reviewed) RedactCandidate(catalog.Store, *schemas.Candidate) (int, error) { return 0, nil }
+func (reviewed) CardSection(catalog.Store, []string) (string, error)            { return "", nil }
 
 // attempt is one results.jsonl line of a fixture result folder.
 type attempt struct {
