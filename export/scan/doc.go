@@ -35,6 +35,19 @@
 // lines) with 16 KiB of overlap, scanned by a bounded pool of workers, and findings from
 // overlapping chunks are merged by their byte range.
 //
+// # Detectors: the reference and the fast one
+//
+// A Scanner cuts texts into chunks and hands each to a detector, which finds every
+// rule's hits in it. gitleaksDetector, gitleaks alone with every rule on every chunk (with
+// decoding), is the reference; fastDetector, the line prefilter below, is the one a
+// Scanner uses. The fast one must find exactly what the reference finds:
+// TestFastDetectorEveryRule scans, for each rule of the configuration, a text made from
+// samples of the rule's own regex (in code, prose, alone and base64-encoded) with both
+// and names every rule on which they differ; TestPrefilterSameFindings and
+// TestWindowedRulesSameFindings compare them on corpora. A gitleaks upgrade is therefore a
+// version bump (and EngineName) plus a run of these tests: the rules they name are the
+// ones whose reading in the fast path must be fixed (or that must run as whole rules).
+//
 // # Speed: the line prefilter
 //
 // gitleaks runs a rule on a whole fragment when one of the rule's keywords occurs

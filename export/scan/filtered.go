@@ -693,8 +693,12 @@ func fragment(text string, lines chunkLines, rs []lineRange, sep string) (string
 	return b.String(), ps
 }
 
-// scanFiltered scans a chunk group by group (see the package doc, "Speed").
-func (s *Scanner) scanFiltered(ctx context.Context, path, chunk string) []hit {
+// fastDetector is the line prefilter over gitleaks (see the package documentation,
+// "Speed"): the detector a Scanner uses.
+type fastDetector struct{ groups *groups }
+
+// detect scans a chunk group by group.
+func (s *fastDetector) detect(ctx context.Context, path, chunk string) []hit {
 	lines := newChunkLines(chunk)
 	p := s.groups.pf.plan(path, chunk, lines)
 	var out []hit
@@ -703,7 +707,7 @@ func (s *Scanner) scanFiltered(ctx context.Context, path, chunk string) []hit {
 			return
 		}
 		frag, ps := fragment(chunk, lines, rs, s.groups.pf.sep)
-		for _, h := range s.scanWith(ctx, d, path, frag) {
+		for _, h := range scanWith(ctx, d, path, frag) {
 			i := sort.Search(len(ps), func(i int) bool { return ps[i].frag > h.start }) - 1
 			if i < 0 || h.end > ps[i].frag+ps[i].n {
 				continue
@@ -729,13 +733,13 @@ func (s *Scanner) scanFiltered(ctx context.Context, path, chunk string) []hit {
 	case p.decode:
 		out = append(out, s.scanDecoded(ctx, path, chunk, lines, p)...)
 	case p.whole:
-		out = append(out, s.scanWith(ctx, s.groups.whole, path, chunk)...)
+		out = append(out, scanWith(ctx, s.groups.whole, path, chunk)...)
 	}
 	if !p.decodeWhole {
 		// (decWhole, when it runs, has private-key among its rules.)
 		for _, r := range p.pem {
 			st := lines.starts[r.a]
-			for _, h := range s.scanWith(ctx, s.groups.pem, path, chunk[st:lines.end(r.b)]) {
+			for _, h := range scanWith(ctx, s.groups.pem, path, chunk[st:lines.end(r.b)]) {
 				h.start, h.end, h.matchStart, h.matchEnd = h.start+st, h.end+st, h.matchStart+st, h.matchEnd+st
 				out = append(out, h)
 			}
@@ -747,7 +751,7 @@ func (s *Scanner) scanFiltered(ctx context.Context, path, chunk string) []hit {
 // runDirect evaluates rule d on each window of rs in Go, as gitleaks would scan it:
 // with the separator before it (unless it starts the chunk) and after it (unless it
 // ends the chunk), as in runMemo. It returns the hits and the windows left to gitleaks.
-func (s *Scanner) runDirect(d *directRule, chunk string, lines chunkLines, rs []lineRange) ([]hit, []lineRange) {
+func (s *fastDetector) runDirect(d *directRule, chunk string, lines chunkLines, rs []lineRange) ([]hit, []lineRange) {
 	sep := s.groups.pf.sep
 	last := len(lines.starts) - 1
 	var out []hit
@@ -783,7 +787,7 @@ func (s *Scanner) runDirect(d *directRule, chunk string, lines chunkLines, rs []
 
 // runMemo scans the windows rs of a chunk with hot group h, taking the hits of windows
 // seen before from the memo and scanning the others together in one fragment.
-func (s *Scanner) runMemo(ctx context.Context, h int, path, chunk string, lines chunkLines, rs []lineRange) []hit {
+func (s *fastDetector) runMemo(ctx context.Context, h int, path, chunk string, lines chunkLines, rs []lineRange) []hit {
 	if len(rs) == 0 {
 		return nil
 	}
@@ -828,7 +832,7 @@ func (s *Scanner) runMemo(ctx context.Context, h int, path, chunk string, lines 
 	}
 	frag := b.String()
 	per := make([][]hit, len(todo))
-	for _, x := range s.scanWith(ctx, g.hot[h], path, frag) {
+	for _, x := range scanWith(ctx, g.hot[h], path, frag) {
 		i := sort.Search(len(ps), func(i int) bool { return ps[i].frag > x.start }) - 1
 		if i < 0 || x.end > ps[i].frag+ps[i].n {
 			continue
@@ -940,10 +944,10 @@ func containedIn(s string, in []string) bool {
 // and fewer newlines than that on each side. Of their hits only those of the decoding
 // pass (tagged "decoded:") are kept, mapped back to the chunk; their plain pass is the
 // prefiltered scan of the chunk itself.
-func (s *Scanner) scanDecoded(ctx context.Context, path, chunk string, lines chunkLines, p plan) []hit {
+func (s *fastDetector) scanDecoded(ctx context.Context, path, chunk string, lines chunkLines, p plan) []hit {
 	var out []hit
 	if p.decodeWhole {
-		out = s.scanWith(ctx, s.groups.decWhole, path, chunk)
+		out = scanWith(ctx, s.groups.decWhole, path, chunk)
 	}
 	last := len(lines.starts) - 1
 	var rs []lineRange

@@ -221,14 +221,14 @@ func TestDirectRulesMatchGitleaks(t *testing.T) {
 		texts = append(texts, imp+sep+hdr, hdr+sep+imp, imp+sep+hdr+"\n")
 	}
 	for _, h := range []int{hotGeneric, hotAuth} {
-		d := sc.groups.direct[h]
+		d := sc.det.(*fastDetector).groups.direct[h]
 		if d == nil {
 			t.Fatalf("rule %s is not evaluated in Go", hotRuleIDs[h])
 		}
-		det := sc.groups.hot[h]
+		det := sc.det.(*fastDetector).groups.hot[h]
 		reported, left := 0, 0
 		for i, s := range texts {
-			want := sc.scanWith(context.Background(), det, "x.py", s)
+			want := scanWith(context.Background(), det, "x.py", s)
 			got, ok := d.hits(s, false)
 			if !ok {
 				left++
@@ -290,10 +290,10 @@ func TestDirectDecodingPassMatchesGitleaks(t *testing.T) {
 		texts = append(texts, ctx+pre+enc+post+"\n"+genericText(r))
 	}
 	for _, h := range []int{hotGeneric, hotAuth} {
-		d := sc.groups.direct[h]
-		rule := sc.groups.hot[h].Config.Rules[d.id]
+		d := sc.det.(*fastDetector).groups.direct[h]
+		rule := sc.det.(*fastDetector).groups.hot[h].Config.Rules[d.id]
 		cfg := config.Config{Rules: map[string]config.Rule{d.id: rule}, OrderedRules: []string{d.id},
-			Keywords: map[string]struct{}{}, Allowlists: sc.groups.hot[h].Config.Allowlists}
+			Keywords: map[string]struct{}{}, Allowlists: sc.det.(*fastDetector).groups.hot[h].Config.Allowlists}
 		for _, k := range rule.Keywords {
 			cfg.Keywords[strings.ToLower(k)] = struct{}{}
 		}

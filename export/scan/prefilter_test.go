@@ -151,7 +151,7 @@ func equivCorpus(n int, seed int64) []Text {
 // corpora.
 func TestPrefilterSameFindings(t *testing.T) {
 	fast := sharedScanner(t)
-	slow, err := NewScanner(Options{exhaustive: true})
+	slow, err := NewScanner(Options{reference: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestPrefilterSameFindings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	smallSlow, err := NewScanner(Options{ChunkSize: 8192, ChunkOverlap: 2048, exhaustive: true})
+	smallSlow, err := NewScanner(Options{ChunkSize: 8192, ChunkOverlap: 2048, reference: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestPrefilterSameFindings(t *testing.T) {
 			}
 			folded := 0
 			for _, tx := range c.texts {
-				if c.fast.groups.pf.plan(tx.Path, tx.Content, newChunkLines(tx.Content)).folded {
+				if c.fast.det.(*fastDetector).groups.pf.plan(tx.Path, tx.Content, newChunkLines(tx.Content)).folded {
 					folded++
 				}
 			}
@@ -272,7 +272,7 @@ func TestKeywordAnchor(t *testing.T) {
 func TestHotRulesUseTheirPreChecks(t *testing.T) {
 	sc := sharedScanner(t)
 	for h := range numHot {
-		if !sc.groups.pf.hotOn[h] {
+		if !sc.det.(*fastDetector).groups.pf.hotOn[h] {
 			t.Errorf("rule %s has a pre-check but its regex changed: update hotRegexes and hotCheck", hotRuleIDs[h])
 		}
 	}
@@ -416,7 +416,7 @@ func TestSemiGeneric(t *testing.T) {
 // keys in a chunk; hex words and webhook-like URLs far from the rules' keywords.
 func TestWindowedRulesSameFindings(t *testing.T) {
 	fast := sharedScanner(t)
-	slow, err := NewScanner(Options{exhaustive: true})
+	slow, err := NewScanner(Options{reference: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -470,7 +470,7 @@ func (s *Scanner) ScanTexts(ctx context.Context, in <-chan Text, workers int) Re
 			for j := range jobs {
 				var hs []hit
 				if ctx.Err() == nil {
-					hs = s.scanChunk(ctx, j.t.Path, j.t.Content[j.span.start:j.span.end])
+					hs = s.det.detect(ctx, j.t.Path, j.t.Content[j.span.start:j.span.end])
 				}
 				j.t.mu.Lock()
 				for _, h := range hs {
