@@ -19,7 +19,12 @@
 #     accepts only replies and connections to sockets bound to a specific
 #     address (the registry proxy listens on the network's gateway address
 #     alone); a service bound to 0.0.0.0 is refused. Chain ENVGAP-SANDBOX,
-#     rebuilt on every run; traffic to the outside (FORWARD) is not touched.
+#     rebuilt on every run.
+#  5. Traffic from that network to anything but the host's own addresses is refused
+#     by the kernel (ip rule + a prohibit-only routing table, counted by the mangle
+#     chain ENVGAP-EGRESS-COUNT): the registry proxy and the egress door on the
+#     gateway are the only way out (see verify/egress). Image builds do not use the
+#     network `envgap` and are not affected.
 #
 # The last line printed is always an `export DOCKER_HOST=...` line, so
 #   eval "$(images/setup-engine.sh | tail -n 1)"
@@ -65,7 +70,7 @@ done
 # 2a. Packages, only what is missing. catatonit is the init process of
 # containers created with Init (HostConfig.Init / --init).
 missing=()
-for pkg in podman runc catatonit debootstrap; do
+for pkg in podman runc catatonit debootstrap iptables iproute2; do
 	if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
 		missing+=("$pkg")
 	fi
@@ -76,7 +81,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	apt-get update -qq >&2
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 else
-	log "podman, runc, catatonit and debootstrap are installed"
+	log "podman, runc, catatonit, debootstrap, iptables and iproute2 are installed"
 fi
 
 # 2b. Engine configuration. default_ulimits = [] avoids "setrlimit RLIMIT_NOFILE:
@@ -151,7 +156,43 @@ iptables -A "$CHAIN" -m conntrack --ctstate ESTABLISHED,RELATED -j RETURN
 iptables -A "$CHAIN" -m socket -j RETURN
 iptables -A "$CHAIN" -p tcp -j REJECT --reject-with tcp-reset
 iptables -A "$CHAIN" -j REJECT
-iptables -C INPUT -s "$subnet" -j "$CHAIN" 2>/dev/null || iptables -I INPUT 1 -s "$subnet" -j "$CHAIN"
+# One jump, for the network's current subnet (a jump for an older subnet is removed).
+iptables -S INPUT | { grep -- "-j $CHAIN\$" || true; } | sed 's/^-A //' | while read -r rule; do
+	# shellcheck disable=SC2086
+	iptables -D $rule
+done
+iptables -I INPUT 1 -s "$subnet" -j "$CHAIN"
 log "containers of $NET ($subnet) reach no host service bound to all addresses (iptables chain $CHAIN)"
+
+# 5. The one door out (verify/egress). Whatever the network's containers send to an
+# address that is not the host's own is refused by the kernel: a policy-routing rule
+# sends it to table $EGRESS_TABLE, whose only route is `prohibit` (the sender gets
+# "no route to host" at once). Packets to the host's addresses are delivered locally
+# (the local table comes first) and meet the INPUT chain above; packets to the subnet
+# itself (the host's replies from the gateway address) use the main table. The registry
+# proxy and the egress door listen on the gateway; the door forwards only to the image's
+# package sources. The refused connections are counted (not refused) by the mangle
+# chain $COUNT_CHAIN: `iptables -t mangle -L $COUNT_CHAIN -v`. Rules are replaced on
+# every run, never duplicated.
+EGRESS_TABLE="${ENVGAP_EGRESS_TABLE:-7749}"
+EGRESS_PREF="${ENVGAP_EGRESS_PREF:-7749}"
+COUNT_CHAIN=ENVGAP-EGRESS-COUNT
+command -v ip >/dev/null 2>&1 || die "ip (iproute2) is missing; containers of $NET could reach the whole internet"
+ip -4 route replace prohibit default table "$EGRESS_TABLE"
+for pref in "$EGRESS_PREF" "$((EGRESS_PREF + 1))"; do
+	while ip -4 rule del pref "$pref" 2>/dev/null; do :; done
+done
+ip -4 rule add pref "$EGRESS_PREF" from "$subnet" to "$subnet" lookup main
+ip -4 rule add pref "$((EGRESS_PREF + 1))" from "$subnet" lookup "$EGRESS_TABLE"
+iptables -t mangle -N "$COUNT_CHAIN" 2>/dev/null || true
+iptables -t mangle -F "$COUNT_CHAIN"
+iptables -t mangle -A "$COUNT_CHAIN" -j RETURN
+iptables -t mangle -S PREROUTING | { grep -- "-j $COUNT_CHAIN\$" || true; } | sed 's/^-A //' | while read -r rule; do
+	# shellcheck disable=SC2086
+	iptables -t mangle -D $rule
+done
+iptables -t mangle -A PREROUTING -s "$subnet" ! -d "$subnet" -m addrtype ! --dst-type LOCAL \
+	-m conntrack --ctstate NEW -j "$COUNT_CHAIN"
+log "containers of $NET reach only the host: other destinations are prohibited (ip rule pref $EGRESS_PREF-$((EGRESS_PREF + 1)), table $EGRESS_TABLE; counted in mangle chain $COUNT_CHAIN)"
 
 echo "export DOCKER_HOST=$PODMAN_HOST"

@@ -103,10 +103,22 @@ type Run struct {
 	// links (sorted; absent when there were none, so runs without such links, and runs
 	// stored before the field existed, read the same).
 	SkippedLinks []string `json:"skipped_links,omitempty"`
+	// RefusedConnections are the connections the sandbox's egress door refused during
+	// the run (verify/egress: everything but the registry proxy and the image's undated
+	// package sources), by host and port with a count, sorted; absent when there were
+	// none. Connections that bypass the door are refused by the kernel and not listed.
+	RefusedConnections []ConnectionCount `json:"refused_connections,omitempty"`
 	// Limits are the limits the run had (the output cap among them).
 	Limits     RunLimits `json:"limits"`
 	StartedAt  string    `json:"started_at"`
 	FinishedAt string    `json:"finished_at"`
+}
+
+// ConnectionCount is how many connections to one host and port a run asked for.
+type ConnectionCount struct {
+	Host  string `json:"host"`
+	Port  int    `json:"port"`
+	Count int    `json:"count"`
 }
 
 // RunLimits are the limits of one run.

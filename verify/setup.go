@@ -12,6 +12,7 @@ import (
 
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/verify/core"
+	"github.com/envgap/envgap/verify/egress"
 	"github.com/envgap/envgap/verify/registry"
 	"github.com/envgap/envgap/verify/sandbox"
 )
@@ -116,8 +117,14 @@ func Open(ctx context.Context, env Env) (*Session, error) {
 		if proxyURL == "" {
 			proxyURL = "http://" + net.JoinHostPort(gateways[i], port)
 		}
+		door := &egress.Door{Host: gateways[i], AdvertiseHost: egress.HostOf(proxyURL), Logger: env.Logger}
+		if door.Host != "" {
+			door.Listen = sandbox.ListenHost
+		} else if h, _, err := net.SplitHostPort(env.ProxyListen); err == nil && h != "" {
+			door.Host = h
+		}
 		stage.Cores = append(stage.Cores, &core.Core{
-			Runner: eng, Proxy: srv.Proxy, Store: env.Store, ProxyURL: proxyURL,
+			Runner: eng, Proxy: srv.Proxy, Store: env.Store, ProxyURL: proxyURL, Door: door,
 		})
 	}
 	s.Stage = stage

@@ -9,17 +9,22 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/egress"
 	"github.com/envgap/envgap/verify/registry"
 	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // Version names the core's behaviour. It is part of every memo key: change it when a
 // change to the core could change a run's result.
-const Version = "envgap-core/1"
+//
+// envgap-core/2: runs go through the egress door (verify/egress): the only way out of the
+// sandbox is the registry proxy and the image's undated package sources.
+const Version = "envgap-core/2"
 
 // Side says which state of the project a run evaluates.
 type Side string
@@ -79,6 +84,13 @@ type Core struct {
 	// engine knows. Nil: schemas.ImageRef ("localhost/<name>:latest").
 	Images func(name string) string
 	Now    func() time.Time
+	// Door is the sandbox's one door out (verify/egress): each run gets a session that
+	// lets through only the image's package sources (egress.ImageHosts). Nil: runs get
+	// no proxy settings, so on the sandbox network they reach only the registry proxy.
+	Door *egress.Door
+
+	allowMu sync.Mutex
+	allow   map[string][]string // image id -> allowlist
 }
 
 // ImageRef returns the engine reference of a card image name.
@@ -230,4 +242,56 @@ func resolveLink(byPath map[string]File, p string, depth int) (File, bool) {
 // ImageID returns the id of the engine image a card image name refers to.
 func (c *Core) ImageID(ctx context.Context, name string) (string, error) {
 	return c.Runner.ImageID(ctx, c.ImageRef(name))
+}
+
+// Allowlist returns the egress allowlist of a card image ("host:port": its apt sources
+// and Maven repositories, see egress.ImageHosts), read once per image id.
+func (c *Core) Allowlist(ctx context.Context, name string) ([]string, error) {
+	ref := c.ImageRef(name)
+	id, err := c.Runner.ImageID(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	c.allowMu.Lock()
+	hosts, ok := c.allow[id]
+	c.allowMu.Unlock()
+	if ok {
+		return hosts, nil
+	}
+	hosts, err = egress.ImageHosts(ctx, c.Runner, ref)
+	if err != nil {
+		return nil, err
+	}
+	c.allowMu.Lock()
+	if c.allow == nil {
+		c.allow = map[string][]string{}
+	}
+	c.allow[id] = hosts
+	c.allowMu.Unlock()
+	return hosts, nil
+}
+
+// OpenDoor opens an egress session for one container of a card image and returns it
+// with the environment and files that send the container's clients through it (the
+// registry proxy stays direct). With no Door it returns a nil session and nothing to
+// add. The caller closes the session when the container is gone; its record lists the
+// refused connections. Agent boxes use it as runs do.
+func (c *Core) OpenDoor(ctx context.Context, image string) (*egress.Session, []string, []sandbox.File, error) {
+	if c.Door == nil {
+		return nil, nil, nil, nil
+	}
+	allow, err := c.Allowlist(ctx, image)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	s, err := c.Door.Open(allow)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	direct := egress.HostOf(c.ProxyURL)
+	var files []sandbox.File
+	for _, f := range s.Files(direct) {
+		files = append(files, sandbox.File{Path: f.Path, Content: f.Content, Mode: 0o644})
+	}
+	return s, s.Env(direct), files, nil
 }

@@ -67,19 +67,33 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 	steps := c.steps(spec.Side, r, ev)
 	lim := spec.Limits.WithDefaults()
 	sbFiles, skippedLinks := sandboxFiles(files)
+	door, doorEnv, doorFiles, err := c.OpenDoor(ctx, r.Image)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, schemas.Digest{}, ctx.Err()
+		}
+		return nil, schemas.Digest{}, &InfraError{fmt.Errorf("%s: egress door: %w", spec.InstanceID, err)}
+	}
 	sess := c.Proxy.NewSession(cutoff)
 	started := c.now()
 	res, runErr := c.Runner.Run(ctx, sandbox.Spec{
-		Image:   c.ImageRef(r.Image),
-		Files:   sbFiles,
-		Env:     append(sess.Env(c.ProxyURL), "ENVGAP_EVIDENCE="+EvidenceDir),
-		Network: sandbox.NetworkDefault,
-		Steps:   steps,
-		Collect: []string{EvidenceDir},
-		Limits:  spec.Limits,
-		Labels:  map[string]string{"org.envgap.instance": spec.InstanceID, "org.envgap.side": string(spec.Side)},
+		Image:       c.ImageRef(r.Image),
+		Files:       sbFiles,
+		SystemFiles: doorFiles,
+		Env:         append(append(sess.Env(c.ProxyURL), doorEnv...), "ENVGAP_EVIDENCE="+EvidenceDir),
+		Network:     sandbox.NetworkDefault,
+		Steps:       steps,
+		Collect:     []string{EvidenceDir},
+		Limits:      spec.Limits,
+		Labels:      map[string]string{"org.envgap.instance": spec.InstanceID, "org.envgap.side": string(spec.Side)},
 	})
 	regRec := sess.Close()
+	var refused []schemas.ConnectionCount
+	if door != nil {
+		if rec := door.Close(); len(rec.Refused) > 0 {
+			refused = rec.Refused
+		}
+	}
 	if runErr != nil {
 		if ctx.Err() != nil {
 			return nil, schemas.Digest{}, ctx.Err()
@@ -94,7 +108,7 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 		Kind: "run", InstanceID: spec.InstanceID, Side: string(spec.Side), Key: key, Recipe: r,
 		RegistryDate: spec.RegistryDate, Image: r.Image, ImageID: res.ImageID, CoreVersion: Version,
 		StartedAt: started.UTC().Format(time.RFC3339), FinishedAt: c.now().UTC().Format(time.RFC3339),
-		D1: d1, SkippedLinks: skippedLinks,
+		D1: d1, SkippedLinks: skippedLinks, RefusedConnections: refused,
 		Limits: schemas.RunLimits{StepTimeoutMS: lim.StepTimeout.Milliseconds(), MemoryBytes: lim.MemoryBytes,
 			PIDs: lim.PIDs, CPUs: lim.CPUs, OutputBytes: lim.OutputBytes},
 	}

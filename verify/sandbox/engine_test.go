@@ -391,3 +391,18 @@ func TestRunBackgroundChildDoesNotHoldTheStep(t *testing.T) {
 		t.Fatalf("got %+v / %+v", d, n)
 	}
 }
+
+func TestRunWritesSystemFiles(t *testing.T) {
+	e, img := needEngine(t)
+	res := run(t, e, Spec{Image: img,
+		Files:       []File{{Path: "a.txt", Content: []byte("work")}},
+		SystemFiles: []File{{Path: "/etc/apt/apt.conf.d/99test", Content: []byte("apt conf")}, {Path: "/root/.m2/settings.xml", Content: []byte("<settings/>")}},
+		Steps: []Step{{Name: "read", Command: "cat /etc/apt/apt.conf.d/99test; echo; cat /root/.m2/settings.xml; echo; cat a.txt; echo; stat -c '%a %U' /etc /root"}}})
+	out := string(res.Steps[0].Output)
+	if res.Steps[0].ExitCode != 0 || out != "apt conf\n<settings/>\nwork\n755 root\n700 root\n" {
+		t.Fatalf("exit %d, output %q", res.Steps[0].ExitCode, out)
+	}
+	if _, err := validate(Spec{Image: img, Steps: []Step{{Name: "x", Command: "true"}}, SystemFiles: []File{{Path: "etc/x"}}}); !errors.Is(err, ErrBadSpec) {
+		t.Errorf("a relative system file path: %v", err)
+	}
+}

@@ -33,7 +33,7 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	tarball, err := filesTar(spec.WorkDir, spec.Files)
+	tarball, err := filesTar(spec.WorkDir, spec.Files, spec.SystemFiles)
 	if err != nil {
 		return nil, fmt.Errorf("packing files: %w", err)
 	}
@@ -67,7 +67,7 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 			res, err = nil, errors.Join(err, rerr)
 		}
 	}()
-	if len(spec.Files) > 0 {
+	if len(spec.Files) > 0 || len(spec.SystemFiles) > 0 {
 		if err := e.call(ctx, ct, time.Time{}, "copying files into the container", func(ctx context.Context) error {
 			return e.cli.CopyToContainer(ctx, id, "/", bytes.NewReader(tarball), container.CopyToContainerOptions{})
 		}); err != nil {
@@ -316,7 +316,7 @@ func (e *Engine) collect(ctx context.Context, ct time.Duration, id string, spec 
 
 // filesTar packs files into a tar to extract at "/", below workDir, with the
 // parent directories.
-func filesTar(workDir string, files []File) ([]byte, error) {
+func filesTar(workDir string, files, system []File) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	root := strings.TrimPrefix(workDir, "/")
@@ -344,6 +344,19 @@ func filesTar(workDir string, files []File) ([]byte, error) {
 			mode = 0o644
 		}
 		if err := tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: mode, Size: int64(len(f.Content)), ModTime: time.Unix(0, 0)}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.Content); err != nil {
+			return nil, err
+		}
+	}
+	// System files: no directory entries, so existing directories keep their mode.
+	for _, f := range system {
+		mode := int64(f.Mode.Perm())
+		if mode == 0 {
+			mode = 0o644
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(f.Path, "/"), Typeflag: tar.TypeReg, Mode: mode, Size: int64(len(f.Content)), ModTime: time.Unix(0, 0)}); err != nil {
 			return nil, err
 		}
 		if _, err := tw.Write(f.Content); err != nil {

@@ -176,6 +176,10 @@ type Spec struct {
 	Env     []string // KEY=VALUE for the container and every step
 	Network string   // NetworkNone (default) or NetworkDefault
 	Steps   []Step   // run in order in the one container
+	// SystemFiles are written at their absolute paths (clean, not /) before the first
+	// step, with the files; missing parent directories are created by the engine and
+	// existing ones keep their owner and mode. For settings such as a proxy's.
+	SystemFiles []File
 	// Collect lists paths (absolute, or relative to WorkDir) copied out after
 	// the steps; directories are collected recursively. Missing paths are
 	// listed in Result.Missing.
@@ -262,6 +266,16 @@ func validate(spec Spec) (Spec, error) {
 				return spec, bad("file %q is also the directory of %q", d, p)
 			}
 		}
+	}
+	sysSeen := map[string]bool{}
+	for _, f := range spec.SystemFiles {
+		if !path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path || f.Path == "/" || strings.Contains(f.Path, "\x00") {
+			return spec, bad("system file %q: want an absolute clean path", f.Path)
+		}
+		if sysSeen[f.Path] {
+			return spec, bad("system file %q given twice", f.Path)
+		}
+		sysSeen[f.Path] = true
 	}
 	for _, c := range spec.Collect {
 		if c == "" || strings.Contains(c, "\x00") {

@@ -91,7 +91,7 @@ func TestFilesTarPlacesFilesUnderWorkDir(t *testing.T) {
 		{Path: "src/b.py", Content: []byte("b")},
 		{Path: "run.sh", Content: []byte("#!/bin/sh"), Mode: 0o755},
 		{Path: "src/a.py", Content: []byte("a")},
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
