@@ -397,7 +397,7 @@ func TestRunWritesSystemFiles(t *testing.T) {
 	res := run(t, e, Spec{Image: img,
 		Files:       []File{{Path: "a.txt", Content: []byte("work")}},
 		SystemFiles: []File{{Path: "/etc/apt/apt.conf.d/99test", Content: []byte("apt conf")}, {Path: "/root/.m2/settings.xml", Content: []byte("<settings/>")}},
-		Steps: []Step{{Name: "read", Command: "cat /etc/apt/apt.conf.d/99test; echo; cat /root/.m2/settings.xml; echo; cat a.txt; echo; stat -c '%a %U' /etc /root"}}})
+		Steps:       []Step{{Name: "read", Command: "cat /etc/apt/apt.conf.d/99test; echo; cat /root/.m2/settings.xml; echo; cat a.txt; echo; stat -c '%a %U' /etc /root"}}})
 	out := string(res.Steps[0].Output)
 	if res.Steps[0].ExitCode != 0 || out != "apt conf\n<settings/>\nwork\n755 root\n700 root\n" {
 		t.Fatalf("exit %d, output %q", res.Steps[0].ExitCode, out)
