@@ -96,6 +96,7 @@ as the EnvGap dataset. Every stage reads and writes one content-addressed store
 		newScanCommand(f), newAuditCommand(f),
 		newEvalCommand(f), newReportCommand(f), newSiteCommand(f), newRunCommand(f), newAgentReproCommand(f), newProposeCommand(f),
 		newStatusCommand(f),
+		newStudyCommand(f),
 		newCorpusIDCommand(f),
 		newStoreCommand(f),
 		newWorkerCommand(f),

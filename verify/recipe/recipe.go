@@ -19,6 +19,9 @@ type Options struct {
 	// Workdir is where the project sits in the container (default /work); the Python
 	// run command recognises the project's own installed distribution by it.
 	Workdir string
+	// RunCommand, when set, is the run command (a study's project that says how it runs):
+	// no entry point is looked for.
+	RunCommand string
 }
 
 // ErrNoManifest is returned when a project has no manifest of its ecosystem.
@@ -91,6 +94,9 @@ func Default(eco schemas.Ecosystem, files fs.FS, opts Options) (schemas.Recipe, 
 		r.BootstrapCommand = "cmake --version && g++ --version"
 		resolve = append(resolve, "cmake -S . -B build && cmake --build build -j2")
 		run, err = cpp(files)
+	}
+	if opts.RunCommand != "" && (err == nil || errors.Is(err, ErrNoEntryPoint)) {
+		run, err = opts.RunCommand, nil
 	}
 	if err != nil {
 		return schemas.Recipe{}, fmt.Errorf("default recipe: %w", err)
@@ -175,7 +181,7 @@ func python(files fs.FS, manifests []string, opts Options) ([]string, string, er
 	}
 	script, err := pythonScript(files)
 	if err != nil {
-		return nil, "", err
+		return steps, "", err
 	}
 	return steps, "python3 " + deps.ShellQuote(script), nil
 }
@@ -269,7 +275,7 @@ func javascript(files fs.FS) (string, string, error) {
 			return install, "node " + deps.ShellQuote(c), nil
 		}
 	}
-	return "", "", fmt.Errorf("%w: package.json has no start script and its main %s does not exist; write run_command by hand", ErrNoEntryPoint, main)
+	return install, "", fmt.Errorf("%w: package.json has no start script and its main %s does not exist; write run_command by hand", ErrNoEntryPoint, main)
 }
 
 var (

@@ -1,4 +1,4 @@
-package lite
+package studylayout
 
 import (
 	"encoding/json"
@@ -18,6 +18,12 @@ type Problem struct {
 	Domain      string `json:"domain"`
 	Complexity  string `json:"complexity,omitempty"`
 	Description string `json:"description,omitempty"`
+	// Requirements are the functional requirements of the prompt (Figure 3), one a line.
+	Requirements []string `json:"requirements,omitempty"`
+	// StdlibSufficient lists the languages (python, java, javascript, cpp) in which the
+	// task needs nothing beyond the standard library (the paper's Section 6.5 set, for
+	// UDR). Absent: not marked.
+	StdlibSufficient []string `json:"stdlib_sufficient,omitempty"`
 }
 
 // ReadProblems reads a JSON array of problems and checks it: numbers positive and unique,
@@ -40,6 +46,11 @@ func ReadProblems(name string, r io.Reader) ([]Problem, error) {
 		case strings.TrimSpace(p.Domain) == "":
 			errs = append(errs, fmt.Sprintf("entry %d (problem %d): domain is empty", i, p.Number))
 		}
+		for _, l := range p.StdlibSufficient {
+			if _, ok := LanguageAliases[l]; !ok {
+				errs = append(errs, fmt.Sprintf("entry %d (problem %d): stdlib_sufficient: %q is not one of python, java, javascript, cpp", i, p.Number, l))
+			}
+		}
 		if j, dup := seen[p.Number]; dup && p.Number > 0 {
 			errs = append(errs, fmt.Sprintf("entry %d: problem %d repeats entry %d", i, p.Number, j))
 		}
@@ -51,9 +62,9 @@ func ReadProblems(name string, r io.Reader) ([]Problem, error) {
 	return ps, nil
 }
 
-// problemIndex merges problem lists: later lists fill or override the fields of earlier
+// IndexProblems merges problem lists: later lists fill or override the fields of earlier
 // ones, number by number.
-func problemIndex(lists ...[]Problem) map[int64]Problem {
+func IndexProblems(lists ...[]Problem) map[int64]Problem {
 	m := map[int64]Problem{}
 	for _, l := range lists {
 		for _, p := range l {
@@ -69,6 +80,12 @@ func problemIndex(lists ...[]Problem) map[int64]Problem {
 				if f.src != "" {
 					*f.dst = f.src
 				}
+			}
+			if len(p.Requirements) > 0 {
+				q.Requirements = p.Requirements
+			}
+			if p.StdlibSufficient != nil {
+				q.StdlibSufficient = p.StdlibSufficient
 			}
 			m[p.Number] = q
 		}

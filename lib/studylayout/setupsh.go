@@ -1,4 +1,4 @@
-package lite
+package studylayout
 
 import (
 	"fmt"

@@ -1,0 +1,379 @@
+package study
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/envgap/envgap/lib/studylayout"
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/deps"
+)
+
+// MainTrial is the trial of the study's primary instances (each agent once per task and
+// language); later trials are the stochastic repeats of Table 5.
+const MainTrial = 1
+
+// Project is one project of a study with what the metrics need.
+type Project struct {
+	Rel      string            `json:"project"`
+	Agent    string            `json:"agent"`
+	Language schemas.Ecosystem `json:"language"`
+	Trial    int               `json:"trial"`
+	Problem  int64             `json:"problem"`
+	Domain   string            `json:"domain"`
+	// WorkedFirst is first-attempt success (e(0) empty); MadeToWork final success.
+	WorkedFirst bool `json:"worked_first_time"`
+	MadeToWork  bool `json:"made_to_work"`
+	// Rounds is i* for a project made to work (the round it first ran), the rounds spent
+	// for one that was not; nil when the study did not record it.
+	Rounds *int `json:"repair_rounds"`
+	// FirstError is e(0) as recorded; ErrorClass its class for a C++ project that failed
+	// at round 0 (annotated, or classified by ClassifyCPPError).
+	FirstError string `json:"first_error,omitempty"`
+	ErrorClass string `json:"error_class,omitempty"`
+	// D1 is the declared set of the project as written, as comparison keys (deps.Key);
+	// D1Unreadable says why it is not measured.
+	D1           []string `json:"d1"`
+	D1Unreadable string   `json:"d1_unreadable,omitempty"`
+	// D2 and D3 are the final project's installed and traced sets (successful projects);
+	// LayersReason says why they are not measured.
+	D2           []string `json:"d2"`
+	D3           []string `json:"d3"`
+	HasLayers    bool     `json:"layers_measured"`
+	LayersReason string   `json:"layers_reason,omitempty"`
+}
+
+// Skip is a project (or folder) the report left out of everything, or of some metrics,
+// and why.
+type Skip struct {
+	Ref     string `json:"ref"`
+	Reason  string `json:"reason"`
+	Metrics string `json:"metrics"` // "all", or the metrics it is left out of
+}
+
+// Study is a study folder read for the report.
+type Study struct {
+	Dir      string
+	Projects []Project
+	Skipped  []Skip
+	Problems map[int64]studylayout.Problem
+}
+
+// Final is the final state of a successful project, for a Measurer.
+type Final struct {
+	Rel       string
+	Ecosystem schemas.Ecosystem
+	// Dir is repaired/ (or written/ when the project worked first time).
+	Dir            string
+	RunCommand     string
+	ResolveCommand string
+	SystemPackages []string
+	RegistryDate   string
+}
+
+// Measurer measures D2 and D3 of a successful project's final state (through the core,
+// memoised in the store: see CoreMeasurer).
+type Measurer interface {
+	Measure(ctx context.Context, f Final) (*studylayout.Layers, error)
+}
+
+// LoadOptions configure Load.
+type LoadOptions struct {
+	// Problems is the problem list (data/problems.json); the study's problems.json fills or
+	// overrides it.
+	Problems []studylayout.Problem
+	// Measure measures the successful projects that have no layers.json; nil leaves them
+	// out of the metrics that need D2 and D3, saying so.
+	Measure Measurer
+	// Progress, when set, is told each project measured.
+	Progress func(rel string, cached bool)
+}
+
+// Load reads a study folder. A project that cannot be read (no meta.json, a malformed
+// one, no written/, a folder outside the layout) is left out and named with its path in
+// Study.Skipped; the error is for a study that cannot be read at all or for an
+// infrastructure fault while measuring.
+func Load(ctx context.Context, dir string, opts LoadOptions) (*Study, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("study: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("study %s is not a folder", dir)
+	}
+	lists := [][]studylayout.Problem{opts.Problems}
+	if f, err := os.Open(filepath.Join(dir, studylayout.ProblemsFile)); err == nil {
+		ps, err := studylayout.ReadProblems(filepath.Join(dir, studylayout.ProblemsFile), f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		lists = append(lists, ps)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("study: %w", err)
+	}
+	s := &Study{Dir: dir, Problems: studylayout.IndexProblems(lists...)}
+	refs, rejects, err := studylayout.List(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rejects {
+		s.Skipped = append(s.Skipped, Skip{Ref: r.Ref, Reason: r.Reason, Metrics: "all"})
+	}
+	// A later trial of an agent and language is a repeat of its main run: without the
+	// main run's folder it is left out.
+	mainRuns := map[string]bool{}
+	for _, r := range refs {
+		if r.Trial == MainTrial {
+			mainRuns[r.Agent+"/"+string(r.Eco)] = true
+		}
+	}
+	for _, r := range refs {
+		if r.Trial != MainTrial && !mainRuns[r.Agent+"/"+string(r.Eco)] {
+			s.Skipped = append(s.Skipped, Skip{Ref: r.Rel, Metrics: "all",
+				Reason: fmt.Sprintf("trial %d of %s in %s has no main run (%s/%s-t%d/ is missing): repeats are compared with the main run", r.Trial, r.Agent, r.Language, r.Agent, r.Language, MainTrial)})
+			continue
+		}
+		p, skip := loadProject(r, s.Problems)
+		if skip != nil {
+			s.Skipped = append(s.Skipped, *skip)
+			continue
+		}
+		s.Projects = append(s.Projects, *p)
+	}
+	if err := s.measure(ctx, opts); err != nil {
+		return nil, err
+	}
+	sort.Slice(s.Skipped, func(i, j int) bool { return s.Skipped[i].Ref < s.Skipped[j].Ref })
+	return s, nil
+}
+
+func readRegular(path string) ([]byte, bool, error) {
+	st, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, false, errors.New("is not a regular file (a symbolic link or folder)")
+	}
+	b, err := os.ReadFile(path)
+	return b, err == nil, err
+}
+
+// loadProject reads one project folder: meta.json, D1 of written/, and when present
+// rounds.json and layers.json.
+func loadProject(r studylayout.Project, problems map[int64]studylayout.Problem) (*Project, *Skip) {
+	skip := func(ref, format string, a ...any) *Skip {
+		return &Skip{Ref: ref, Reason: fmt.Sprintf(format, a...), Metrics: "all"}
+	}
+	metaRel := r.Rel + "/" + studylayout.MetaFile
+	b, ok, err := readRegular(filepath.Join(r.Dir, studylayout.MetaFile))
+	switch {
+	case err != nil:
+		return nil, skip(metaRel, "%v", err)
+	case !ok:
+		return nil, skip(metaRel, "is missing; every project needs its %s (created_at, worked_first_time, made_to_work, ...)", studylayout.MetaFile)
+	}
+	meta, err := studylayout.ParseMeta(b)
+	if err != nil {
+		return nil, skip(metaRel, "%v", err)
+	}
+	written := filepath.Join(r.Dir, studylayout.WrittenDir)
+	if st, err := os.Lstat(written); err != nil || !st.IsDir() {
+		return nil, skip(r.Rel+"/"+studylayout.WrittenDir, "is missing or not a folder; the project as written (M(0)) goes in %s/", studylayout.WrittenDir)
+	}
+	p := &Project{Rel: r.Rel, Agent: r.Agent, Language: r.Eco, Trial: r.Trial, Problem: r.Problem,
+		WorkedFirst: *meta.WorkedFirstTime, MadeToWork: *meta.MadeToWork, Rounds: meta.RepairRounds,
+		FirstError: meta.Error, ErrorClass: meta.ErrorClass}
+	if p.WorkedFirst {
+		zero := 0
+		p.Rounds = &zero
+	}
+	if prob, ok := problems[r.Problem]; ok {
+		p.Domain = prob.Domain
+	}
+	if b, ok, err := readRegular(filepath.Join(r.Dir, studylayout.RoundsFile)); err != nil {
+		return nil, skip(r.Rel+"/"+studylayout.RoundsFile, "%v", err)
+	} else if ok {
+		rd, err := studylayout.ParseRounds(b)
+		if err != nil {
+			return nil, skip(r.Rel+"/"+studylayout.RoundsFile, "%v", err)
+		}
+		switch {
+		case rd.FirstRan != nil:
+			p.Rounds = rd.FirstRan
+		case len(rd.Rounds) > 0:
+			n := len(rd.Rounds) - 1
+			p.Rounds = &n
+		}
+		if len(rd.Rounds) > 0 && !rd.Rounds[0].Ran && rd.Rounds[0].Error != "" {
+			p.FirstError = rd.Rounds[0].Error
+		}
+	}
+	d1, err := deps.ParseManifests(r.Eco, os.DirFS(written))
+	switch {
+	case err != nil:
+		p.D1Unreadable = err.Error()
+	case d1.Unreadable != "":
+		p.D1Unreadable = d1.Unreadable
+	default:
+		p.D1 = keys(r.Eco, d1.Deps)
+	}
+	if p.Language == schemas.EcosystemCPP && !p.WorkedFirst && p.ErrorClass == "" {
+		p.ErrorClass = ClassifyCPPError(p.FirstError)
+	}
+	if !p.MadeToWork {
+		p.LayersReason = "not made to work: D2 and D3 are defined for successful projects only"
+		return p, nil
+	}
+	if b, ok, err := readRegular(filepath.Join(r.Dir, studylayout.LayersFile)); err != nil {
+		return nil, skip(r.Rel+"/"+studylayout.LayersFile, "%v", err)
+	} else if ok {
+		l, err := studylayout.ParseLayers(b)
+		if err != nil {
+			return nil, skip(r.Rel+"/"+studylayout.LayersFile, "%v", err)
+		}
+		p.setLayers(l)
+	}
+	return p, nil
+}
+
+// setLayers takes D2 and D3 from a layers record. For C++, D2 is D1 by the paper's
+// definition (CMake has no package manager).
+func (p *Project) setLayers(l *studylayout.Layers) {
+	switch {
+	case l.D3Unreadable != "":
+		p.LayersReason = "D3 not measured: " + l.D3Unreadable
+		return
+	case l.D2Unreadable != "" && p.Language != schemas.EcosystemCPP:
+		p.LayersReason = "D2 not measured: " + l.D2Unreadable
+		return
+	}
+	p.D3 = keyNames(p.Language, l.D3)
+	if p.Language == schemas.EcosystemCPP {
+		p.D2 = append([]string{}, p.D1...)
+	} else {
+		p.D2 = keyNames(p.Language, l.D2)
+	}
+	p.HasLayers, p.LayersReason = true, ""
+}
+
+// measure fills D2 and D3 of the successful projects that have no layers.json.
+func (s *Study) measure(ctx context.Context, opts LoadOptions) error {
+	for i := range s.Projects {
+		p := &s.Projects[i]
+		if !p.MadeToWork || p.HasLayers || p.LayersReason != "" {
+			continue
+		}
+		if opts.Measure == nil {
+			p.LayersReason = "no layers.json and no engine to measure D2 and D3 (run the report with an engine)"
+			continue
+		}
+		dir := filepath.Join(s.Dir, filepath.FromSlash(p.Rel))
+		meta, err := readMeta(dir)
+		if err != nil {
+			return err
+		}
+		final := filepath.Join(dir, studylayout.RepairedDir)
+		if p.WorkedFirst {
+			final = filepath.Join(dir, studylayout.WrittenDir)
+		} else if st, err := os.Stat(final); err != nil || !st.IsDir() {
+			p.LayersReason = "made to work, but no repaired/ copy of the final project was saved: D2 and D3 cannot be measured"
+			continue
+		}
+		date := meta.RepairedAt
+		if date == "" {
+			date = meta.CreatedAt
+		}
+		l, err := opts.Measure.Measure(ctx, Final{Rel: p.Rel, Ecosystem: p.Language, Dir: final,
+			RunCommand: meta.RunCommand, ResolveCommand: meta.ResolveCommand, SystemPackages: meta.SystemPackages, RegistryDate: date})
+		if err != nil {
+			var nm *NotMeasuredError
+			if errors.As(err, &nm) {
+				p.LayersReason = nm.Reason
+				continue
+			}
+			return fmt.Errorf("%s: %w", p.Rel, err)
+		}
+		p.setLayers(l)
+	}
+	return nil
+}
+
+// NotMeasuredError is a Measurer's answer for a project whose final state did not run
+// when measured: the project is left out of the D2/D3 metrics with the reason.
+type NotMeasuredError struct{ Reason string }
+
+func (e *NotMeasuredError) Error() string { return e.Reason }
+
+func readMeta(dir string) (*studylayout.Meta, error) {
+	b, err := os.ReadFile(filepath.Join(dir, studylayout.MetaFile))
+	if err != nil {
+		return nil, err
+	}
+	return studylayout.ParseMeta(b)
+}
+
+// keys returns the sorted, distinct comparison keys of a dependency list.
+func keys(eco schemas.Ecosystem, ds []schemas.Dependency) []string {
+	names := make([]string, 0, len(ds))
+	for _, d := range ds {
+		names = append(names, d.Name)
+	}
+	return keyNames(eco, names)
+}
+
+func keyNames(eco schemas.Ecosystem, names []string) []string {
+	set := map[string]bool{}
+	for _, n := range names {
+		if k := deps.Key(eco, n); k != "" {
+			set[k] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ClassifyCPPError puts the first-round error of a C++ project into one of the paper's
+// classes (Table 6): SystemLib, a find_package or pkg-config failure for a system library
+// the clean image lacks; FetchFail, a FetchContent network or archive error; Other,
+// everything else (compilation, missing header, linker, run time). Empty text is Other.
+func ClassifyCPPError(text string) string {
+	if strings.Contains(text, "Could NOT find ") { // FindPackageHandleStandardArgs
+		return studylayout.ErrorSystemLib
+	}
+	t := strings.ToLower(text)
+	for _, s := range []string{
+		"could not find a package configuration file", // find_package in config mode
+		"by not providing \"find",
+		"required by 'virtual:world', not found", // pkg-config via pkg_check_modules
+		"none of the required",                   // pkg_search_module
+		"no package '",                           // pkg-config
+	} {
+		if strings.Contains(t, s) {
+			return studylayout.ErrorSystemLib
+		}
+	}
+	for _, s := range []string{
+		"fetchcontent", "failed to clone", "could not resolve host", "unable to access",
+		"downloading failed", "download failed", "error: downloading", "hash mismatch",
+		"failed to download", "ext_download", "couldn't resolve host", "connection timed out",
+	} {
+		if strings.Contains(t, s) {
+			return studylayout.ErrorFetchFail
+		}
+	}
+	return studylayout.ErrorOther
+}
