@@ -226,11 +226,23 @@ func (m *CoreMeasurer) Measure(ctx context.Context, f Final) (*studylayout.Layer
 		return nil, err
 	}
 	if failed {
-		line := text
-		if i := strings.LastIndexByte(strings.TrimRight(text, "\n]"), '\n'); i >= 0 {
-			line = strings.TrimSpace(text[i:])
-		}
+		line := lastLine(text)
 		return nil, &NotMeasuredError{Reason: fmt.Sprintf("the final project did not run when measured (step %s failed: %s; run %s)", step, line, ex.Digest.Short())}
 	}
 	return LayersOf(ex.Run, ex.Digest), nil
+}
+
+// lastLine returns the last non-empty line of a failure text before its closing
+// "[step exit N]" line: where the error usually is.
+func lastLine(text string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	if n := len(lines); n > 1 && strings.HasPrefix(lines[n-1], "[") {
+		lines = lines[:n-1]
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return l
+		}
+	}
+	return ""
 }

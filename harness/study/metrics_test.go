@@ -26,7 +26,9 @@ type hp struct {
 	err          string
 }
 
-func writeStudy(t *testing.T, projects []hp) string {
+func writeStudy(t *testing.T, projects []hp) string { return writeStudyTB(t, projects) }
+
+func writeStudyTB(t testing.TB, projects []hp) string {
 	t.Helper()
 	dir := t.TempDir()
 	must := func(err error) {

@@ -59,4 +59,3 @@ func ReadDir(dir string) ([]File, error) {
 	}
 	return files, nil
 }
-

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/envgap/envgap/harness/study"
+)
+
+func TestStudyReportDemoNoEngine(t *testing.T) {
+	out := t.TempDir()
+	got, err := runCLI(t, "--json", "study", "report", "../../data/demo/study", "--no-engine", "--problems", "../../data/problems.json", "--out", out)
+	if err != nil {
+		t.Fatalf("study report: %v\n%s", err, got)
+	}
+	var r study.Report
+	if err := json.Unmarshal([]byte(got), &r); err != nil {
+		t.Fatalf("%v: %s", err, got)
+	}
+	if r.Projects != 8 || r.Successful != 7 || r.Layered != 0 || len(r.Agents) != 3 {
+		t.Errorf("report: %d projects, %d successful, %d layered, agents %v", r.Projects, r.Successful, r.Layered, r.Agents)
+	}
+	// The demo's two C++ projects failed with a missing system library (Table 6).
+	for _, g := range r.EnvGap {
+		if g.Fail != 1 || g.SysLib != 1 {
+			t.Errorf("env gap %+v", g)
+		}
+	}
+	for _, f := range []string{"report.md", "report.json", "fig4-first-attempt-grid.svg", "fig8-inflation.svg"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if !strings.Contains(string(md), "no layers.json and no engine") || !strings.Contains(string(md), "Cryptography") {
+		t.Errorf("report.md does not say what it left out, or has no domains:\n%s", md)
+	}
+}
+
+func TestStudyReportBadProjectIsPartial(t *testing.T) {
+	dir := t.TempDir()
+	write := func(p, s string) {
+		full := filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, []byte(s), 0o644)
+	}
+	write("a/python-t1/p1/meta.json", `{"created_at":"2026-01-01T00:00:00Z","worked_first_time":true,"made_to_work":true,"run_command":"python3 x.py"}`)
+	write("a/python-t1/p1/written/x.py", "print(1)\n")
+	write("a/python-t1/p1/layers.json", `{"d2": [], "d3": []}`)
+	write("a/python-t1/p2/written/x.py", "print(2)\n")
+	write("a/go-t1/p3/written/main.go", "package main\n")
+	out, err := runCLI(t, "study", "report", dir, "--problems", "../../data/problems.json")
+	if !errors.As(err, new(partialError)) {
+		t.Fatalf("err = %v, want a partial error (exit 4)\n%s", err, out)
+	}
+	for _, want := range []string{"a/python-t1/p2/meta.json | all | is missing", `a/go-t1 | all | language "go" is not one of`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := runCLI(t, "study", "report"); !errors.As(err, new(usageError)) {
+		t.Errorf("no STUDY: %v, want a usage error", err)
+	}
+}
+
+// TestStudyReportMeasures runs a successful project's final state through the core for
+// D2 and D3, and a second report answers from the store's memo.
+func TestStudyReportMeasures(t *testing.T) {
+	requireEngine(t, "envgap-python-eval")
+	dir := t.TempDir()
+	write := func(p, s string) {
+		full := filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, []byte(s), 0o644)
+	}
+	write("a/python-t1/p1/meta.json", `{"created_at":"2026-01-01T00:00:00Z","worked_first_time":true,"made_to_work":true,"run_command":"python3 main.py"}`)
+	write("a/python-t1/p1/written/requirements.txt", "\n")
+	write("a/python-t1/p1/written/main.py", "import json, csv\nprint(json.dumps({'ok': 1}))\n")
+	store := filepath.Join(t.TempDir(), "store")
+	var before map[string]string
+	for i := 0; i < 2; i++ {
+		if i == 1 {
+			before = storeFiles(t, store)
+		}
+		got, err := runCLI(t, "--store", store, "--json", "study", "report", dir, "--problems", "../../data/problems.json")
+		if err != nil {
+			t.Fatalf("study report %d: %v\n%s", i, err, got)
+		}
+		var r study.Report
+		if err := json.Unmarshal([]byte(got), &r); err != nil {
+			t.Fatalf("%v: %s", err, got)
+		}
+		if r.Layered != 1 || len(r.Skipped) != 0 {
+			t.Fatalf("report %d: layered %d, left out %+v", i, r.Layered, r.Skipped)
+		}
+		for _, a := range r.Accuracy {
+			if a.Excluded != 1 { // nothing declared, nothing traced
+				t.Errorf("accuracy %+v, want the project excluded (n1 = n3 = 0)", a)
+			}
+			break
+		}
+		if i == 1 {
+			after := storeFiles(t, store)
+			for p := range after {
+				if _, ok := before[p]; !ok && !strings.Contains(p, "lock") {
+					t.Errorf("second report wrote %s: the memo did not answer", p)
+				}
+			}
+		}
+	}
+}
