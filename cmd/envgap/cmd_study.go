@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/envgap/envgap"
 	"github.com/envgap/envgap/harness/study"
 	"github.com/envgap/envgap/lib/studylayout"
 	"github.com/envgap/envgap/verify"
@@ -86,7 +87,7 @@ func (l *lazyMeasurer) Measure(ctx context.Context, fin study.Final) (*studylayo
 }
 
 func runStudyReport(c *cobra.Command, f *factory, opts *studyReportOptions) error {
-	problems, err := loadProblemList(&crawlLiteOptions{Study: opts.Study, Problems: opts.Problems})
+	problems, err := loadProblemList(&crawlLiteOptions{Study: opts.Study, Problems: opts.Problems}, envgap.Source())
 	if err != nil {
 		return err
 	}
