@@ -7,7 +7,7 @@ PKGS ?= ./...
 # setup-engine.sh prints "export DOCKER_HOST=..." as its last line.
 WITH_ENGINE = eval "$$(bash images/setup-engine.sh | tail -n 1)" &&
 
-.PHONY: build test test-short bench lint demo engine slurm images clean-store
+.PHONY: build test test-short bench lint demo engine slurm browser images clean-store
 
 build:
 	$(GO) build $(GOFLAGS_TAGS) -o bin/envgap ./cmd/envgap
@@ -20,20 +20,25 @@ engine:
 slurm:
 	bash images/setup-slurm.sh
 
+# A headless Chromium from the OS packages at /usr/bin/chromium, for the website's browser
+# tests (harness/site); does nothing when it already runs.
+browser:
+	bash images/setup-browser.sh
+
 images: engine build
 	$(WITH_ENGINE) ./bin/envgap build-images
 
 # The README's test command. Starts the engine and a single-node Slurm and builds the
 # images when needed, then runs every test with the race detector; tests that need the
 # engine or Slurm fail (not skip) when it is missing.
-test: images slurm
+test: images slurm browser
 	$(WITH_ENGINE) ENVGAP_REQUIRE_ENGINE=1 $(GO) test $(GOFLAGS_TAGS) -race -count=1 -timeout 45m $(PKGS)
 
 # Tests that need no engine (engine tests skip).
 test-short:
 	$(GO) test $(GOFLAGS_TAGS) -race -count=1 -short $(PKGS)
 
-bench: images slurm
+bench: images slurm browser
 	$(WITH_ENGINE) $(GO) test $(GOFLAGS_TAGS) -run '^$$' -bench . -benchmem -benchtime 1x -timeout 60m $(PKGS)
 
 lint:
