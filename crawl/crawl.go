@@ -216,16 +216,30 @@ func newCrawler(cmd string, opts Options, deps Deps) (*crawler, error) {
 }
 
 // loadStored reads what earlier crawls left: the stored candidates and the breakages the
-// prs crawls' reports list (only those whose candidate is still stored count).
+// prs crawls' reports list (only those whose candidate is still stored count). A
+// candidate whose record is lost (store fsck: missing) is known by its set: a crawl's
+// own set says which (the crawl writes the record back in finish); a lost record of
+// another writer (add, crawl lite) stops the crawl, which cannot tell its set.
 func (c *crawler) loadStored() error {
 	st := c.deps.Store
-	all, err := st.Candidates()
+	ids, err := st.CandidateIDs()
 	if err != nil {
 		return err
 	}
-	c.stored = make(map[string]catalog.CandidateEntry, len(all))
-	for _, e := range all {
-		c.stored[e.InstanceID] = e
+	c.stored = make(map[string]catalog.CandidateEntry, len(ids))
+	for _, id := range ids {
+		e, err := st.CandidateByID(id)
+		if errors.Is(err, data.ErrDangling) {
+			d, ref, derr := st.CandidateDigest(id)
+			set, ok := crawlSetSource(ref)
+			if derr != nil || !ok {
+				return err
+			}
+			e = catalog.CandidateEntry{Candidate: schemas.Candidate{Ident: schemas.Ident{InstanceID: id}, Set: set}, Digest: d, Ref: ref}
+		} else if err != nil {
+			return err
+		}
+		c.stored[id] = e
 	}
 	c.covered, c.breakages = map[string]string{}, map[string]Breakage{}
 	refs, err := st.Refs(data.RefCrawls)
@@ -247,6 +261,22 @@ func (c *crawler) loadStored() error {
 		}
 	}
 	return nil
+}
+
+// crawlSetPrefix names a crawl's candidate sets: candidates/crawl-<command>-<crawl id>-<hex>.
+func crawlSetPrefix(cmd, crawlID string) string { return "crawl-" + cmd + "-" + crawlID }
+
+// crawlSetSource returns the set of the candidates a crawl's candidate-set ref holds (a
+// crawl prs makes Repaired candidates, a crawl issues Reported ones); false for a set
+// another writer made.
+func crawlSetSource(ref string) (schemas.Source, bool) {
+	switch {
+	case strings.HasPrefix(ref, data.RefCandidates+crawlSetPrefix("prs", "")):
+		return schemas.SourceRepaired, true
+	case strings.HasPrefix(ref, data.RefCandidates+crawlSetPrefix("issues", "")):
+		return schemas.SourceReported, true
+	}
+	return "", false
 }
 
 func issueKey(repo string, n int) string { return fmt.Sprintf("%s#%d", strings.ToLower(repo), n) }
@@ -612,7 +642,7 @@ func (c *crawler) finish() (*Report, error) {
 	sort.Slice(keep, func(i, j int) bool { return keep[i].InstanceID < keep[j].InstanceID })
 	sort.Slice(c.report.Breakages, func(i, j int) bool { return c.report.Breakages[i].Candidate < c.report.Breakages[j].Candidate })
 	sort.SliceStable(c.rejects, func(i, j int) bool { return c.rejects[i].Ref < c.rejects[j].Ref })
-	res, err := st.AddCandidateSet("crawl-"+c.cmd+"-"+c.opts.CrawlID, "crawl "+c.cmd+" "+c.opts.CrawlID, keep, c.rejects)
+	res, err := st.AddCandidateSet(crawlSetPrefix(c.cmd, c.opts.CrawlID), "crawl "+c.cmd+" "+c.opts.CrawlID, keep, c.rejects)
 	if err != nil {
 		return nil, err
 	}

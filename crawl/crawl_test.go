@@ -587,3 +587,129 @@ func TestOneCandidatePerBreakageAcrossSets(t *testing.T) {
 		}
 	})
 }
+
+// TestCrawlAgainWritesBackLostRecord: a candidate record lost from the store (fsck:
+// missing) is written back by running the same crawl again, as add and crawl lite do,
+// for both crawls; and one-breakage-one-candidate still holds while it is lost. A lost
+// record that no crawl wrote (an add's) is not guessed at: the crawl stops and says
+// which writer to run again.
+func TestCrawlAgainWritesBackLostRecord(t *testing.T) {
+	ctx := context.Background()
+	lose := func(t *testing.T, st *catalog.Catalog, id string) {
+		t.Helper()
+		d, _, err := st.CandidateDigest(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(filepath.Join(st.Dir(), "objects", d.Hex()[:2], d.Hex()[2:])); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.CandidateByID(id); err == nil {
+			t.Fatalf("%s is not lost", id)
+		}
+	}
+	fsckClean := func(t *testing.T, st *catalog.Catalog) {
+		t.Helper()
+		rep, err := st.Fsck(ctx)
+		if err != nil || !rep.Clean() {
+			t.Fatalf("fsck after the crawl again: %v %+v", err, rep)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		run  func(context.Context, crawl.Options, crawl.Deps) (*crawl.Report, error)
+		id   string
+	}{
+		{"prs", crawl.CrawlPRs, "envgap__acme__widgets-1"},
+		{"issues", crawl.CrawlIssues, "envgap__acme__webapp-21"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			st := newStore(t)
+			first, err := tc.run(ctx, w.options("c-1"), w.deps(st))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lose(t, st, tc.id)
+			again, err := tc.run(ctx, w.options("c-1"), w.deps(st))
+			if err != nil {
+				t.Fatalf("crawl %s again over a lost record: %v", tc.name, err)
+			}
+			if !again.Unchanged || again.CandidateSetDigest != first.CandidateSetDigest {
+				t.Errorf("crawl again: unchanged %v, set %s; want the first crawl's set %s", again.Unchanged, again.CandidateSetDigest, first.CandidateSetDigest)
+			}
+			candidate(t, st, tc.id)
+			fsckClean(t, st)
+		})
+	}
+	t.Run("breakage while lost", func(t *testing.T) {
+		w := newWorld(t)
+		st := newStore(t)
+		if _, err := crawl.CrawlIssues(ctx, w.options("issues-1"), w.deps(st)); err != nil {
+			t.Fatal(err)
+		}
+		lose(t, st, "envgap__acme__widgets-1")
+		rep, err := crawl.CrawlPRs(ctx, w.options("pr-1"), w.deps(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Candidates != 0 || rejectsByRef(t, st, rep)["acme/widgets/pull/3"] != crawl.ReasonAlreadyStored {
+			t.Errorf("the pull request of the lost Reported candidate's issue: %+v", rep)
+		}
+	})
+	t.Run("lost record of an add", func(t *testing.T) {
+		w := newWorld(t)
+		st := newStore(t)
+		c := testCandidateFor(t, w, st)
+		lose(t, st, c.InstanceID)
+		_, err := crawl.CrawlPRs(ctx, w.options("pr-1"), w.deps(st))
+		if err == nil || !strings.Contains(err.Error(), c.InstanceID) || !strings.Contains(err.Error(), "the add or crawl that stored it") {
+			t.Fatalf("crawl over a lost record of an add: %v", err)
+		}
+	})
+}
+
+// testCandidateFor stores, through an add, the Reported candidate a crawl issues of w
+// makes for acme/widgets#1, and returns it.
+func testCandidateFor(t *testing.T, w *world, st *catalog.Catalog) schemas.Candidate {
+	t.Helper()
+	tmp := newStore(t)
+	if _, err := crawl.CrawlIssues(context.Background(), w.options("issues-1"), w.deps(tmp)); err != nil {
+		t.Fatal(err)
+	}
+	c := candidate(t, tmp, "envgap__acme__widgets-1")
+	if _, err := st.AddCandidateSet("add", "add x.jsonl", []schemas.Candidate{c}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestFsckWalksIntoTheCrawlReport: store fsck follows a crawl report to the candidate set
+// it stored: the set object lost is missing under crawls/<id>, which says to run the
+// same crawl again.
+func TestFsckWalksIntoTheCrawlReport(t *testing.T) {
+	w := newWorld(t)
+	st := newStore(t)
+	rep, err := crawl.CrawlPRs(context.Background(), w.options("pr-1"), w.deps(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rep.CandidateSetDigest
+	if err := os.Remove(filepath.Join(st.Dir(), "objects", d.Hex()[:2], d.Hex()[2:])); err != nil {
+		t.Fatal(err)
+	}
+	fr, err := st.Fsck(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, dmg := range fr.Damage {
+		if dmg.Kind == "missing" && dmg.Path == "refs/"+data.RefCrawls+"pr-1" && strings.Contains(dmg.Detail, "its candidate set") &&
+			strings.Contains(dmg.Detail, "--crawl-id pr-1") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("fsck with the crawl's candidate set lost: %+v", fr.Damage)
+	}
+}

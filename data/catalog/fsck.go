@@ -20,12 +20,19 @@ import (
 //	candidate_set -> each member's candidate record
 //	verdict       -> its candidate record, each before/after run
 //	run           -> each step's output blob, the registry proxy's log
+//	audit         -> the verdict it audited, its before and after run
+//	scan          -> the review file it read, each task, candidate, verdict and cached
+//	                 GitHub answer it scanned (not the harness: that digest names the
+//	                 binary's source tree, not a stored object)
+//	crawl_report  -> the candidate set the crawl stored
 //
-// Other records (task rows, exclusions, releases, crawl reports, audits, scans, memo
-// results of the other stages) are checked to be present; what they name is not
-// followed. Nor is history (a verdict's or exclusion's previous one): nothing can write
-// a lost old verdict again, and a verdict decided again leaves the lost one behind as
-// its previous.
+// The audit, scan and crawl report records belong to their stages (export/audit,
+// export/scan, crawl); the walk reads only the fields that name objects, and each stage's
+// tests check it against its real records. Other records (task rows, exclusions,
+// releases, memo results of the other stages) are checked to be present; what they name
+// is not followed. Nor is history (a verdict's or exclusion's previous one): nothing can
+// write a lost old verdict again, and a verdict decided again leaves the lost one behind
+// as its previous.
 
 // walker follows records from roots, visiting each object once.
 type walker struct {
@@ -91,6 +98,47 @@ func (w *walker) record(chain string, d schemas.Digest) {
 			}
 			w.leaf(chain+" -> registry log", r.Registry)
 		}
+	case "audit":
+		var a struct {
+			Verdict   schemas.Digest `json:"verdict"`
+			BeforeRun schemas.Digest `json:"before_run"`
+			AfterRun  schemas.Digest `json:"after_run"`
+		}
+		if json.Unmarshal(b, &a) == nil {
+			w.record(chain+" -> the verdict it audited", a.Verdict)
+			w.record(chain+" -> the before run it audited", a.BeforeRun)
+			w.record(chain+" -> the after run it audited", a.AfterRun)
+		}
+	case "scan":
+		var sc struct {
+			Review  schemas.Digest `json:"review"`
+			Objects []struct {
+				Kind       string         `json:"kind"`
+				InstanceID string         `json:"instance_id"`
+				Digest     schemas.Digest `json:"digest"`
+			} `json:"objects"`
+		}
+		if json.Unmarshal(b, &sc) == nil {
+			w.leaf(chain+" -> the review file it read", sc.Review)
+			for _, o := range sc.Objects {
+				what := strings.TrimSpace(o.Kind + " " + o.InstanceID)
+				switch o.Kind {
+				case "harness":
+					// names the source tree the binary embeds, not a stored object
+				case "verdict":
+					w.record(chain+" -> scanned "+what, o.Digest)
+				default:
+					w.leaf(chain+" -> scanned "+what, o.Digest)
+				}
+			}
+		}
+	case "crawl_report":
+		var r struct {
+			CandidateSet schemas.Digest `json:"candidate_set_digest"`
+		}
+		if json.Unmarshal(b, &r) == nil {
+			w.record(chain+" -> its candidate set", r.CandidateSet)
+		}
 	}
 }
 
@@ -124,7 +172,15 @@ func (s *Catalog) Fsck(ctx context.Context) (*data.FsckReport, error) {
 		rep.Damage = append(rep.Damage, data.Damage{Kind: "missing", Path: root,
 			Detail: fmt.Sprintf("%s: object %s is missing%s", strings.TrimPrefix(chain, " -> "), d, fix)})
 	}
-	for _, r := range refs {
+	// The records that point into the others (audits, scans, crawl reports) are walked
+	// last, so that a lost object both reach is reported once, under the ref whose
+	// stage writes it again (a lost run under its verdict, not under its audit).
+	walk := append([]data.RefEntry{}, refs...)
+	derived := func(name string) bool {
+		return strings.HasPrefix(name, data.RefAudits) || name == data.RefScanLatest || strings.HasPrefix(name, data.RefCrawls)
+	}
+	sort.SliceStable(walk, func(i, j int) bool { return !derived(walk[i].Name) && derived(walk[j].Name) })
+	for _, r := range walk {
 		if ctx.Err() != nil {
 			return rep, ctx.Err()
 		}
@@ -163,6 +219,12 @@ func repairHint(ref string) string {
 		return "; run envgap verify --ids " + id + " to decide it again"
 	case strings.HasPrefix(ref, data.RefTasks):
 		return "; run envgap admit again"
+	case strings.HasPrefix(ref, data.RefAudits):
+		return "; run envgap audit again (a lost verdict or run first: envgap verify --ids " + strings.TrimPrefix(ref, data.RefAudits) + ")"
+	case ref == data.RefScanLatest:
+		return "; run envgap scan again"
+	case strings.HasPrefix(ref, data.RefCrawls):
+		return "; run the same crawl (--crawl-id " + strings.TrimPrefix(ref, data.RefCrawls) + ") again to write it back"
 	}
 	return ""
 }

@@ -164,6 +164,7 @@ func (s *Catalog) CandidateByID(id string) (CandidateEntry, error) {
 // Reader is the catalogue's read side.
 type Reader interface {
 	Candidates() ([]CandidateEntry, error)
+	CandidateIDs() ([]string, error)
 	CandidateByID(id string) (CandidateEntry, error)
 	CandidateDigest(id string) (schemas.Digest, string, error)
 	Verdict(id string) (schemas.Verdict, schemas.Digest, error)

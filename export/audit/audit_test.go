@@ -430,6 +430,26 @@ func TestRunStoresAndRead(t *testing.T) {
 	if _, err := Read(st, "envgap__none-1"); !errors.Is(err, data.ErrNotFound) {
 		t.Errorf("Read of an unaudited instance: %v", err)
 	}
+	// fsck walks into the audit: the verdict it audited, lost after the candidate was
+	// decided again (so that only the audit reaches it), is missing under audits/<id>.
+	vd2, _ := st.PutJSON(&schemas.Verdict{Kind: "verdict", InstanceID: c.InstanceID, Before: []schemas.Digest{bd}, After: []schemas.Digest{ad}, Reason: "decided again"})
+	if err := st.SetRef(data.RefVerdicts+c.InstanceID, vd2); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := st.Fsck(context.Background()); err != nil || !rep.Clean() {
+		t.Fatalf("fsck before the loss: %+v %v", rep, err)
+	}
+	if err := os.Remove(filepath.Join(st.Dir(), "objects", vd.Hex()[:2], vd.Hex()[2:])); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := st.Fsck(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Damage) != 1 || rep.Damage[0].Kind != "missing" || rep.Damage[0].Path != "refs/"+data.RefAudits+c.InstanceID ||
+		!strings.Contains(rep.Damage[0].Detail, "the verdict it audited") || !strings.Contains(rep.Damage[0].Detail, "run envgap audit again") {
+		t.Errorf("fsck of an audit whose verdict is lost: %+v", rep.Damage)
+	}
 }
 
 // failingTransport fails every request: a registry that must not be asked.

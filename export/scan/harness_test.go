@@ -3,10 +3,13 @@ package scan
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 )
@@ -122,5 +125,33 @@ func TestSourceReviewDecidesHarnessFindings(t *testing.T) {
 	applyDecisions(other, &Review{Version: 1}, source)
 	if other.Findings[0].Decision != nil {
 		t.Errorf("the source's decision applied to a store text: %+v", other.Findings[0].Decision)
+	}
+}
+
+// TestFsckWalksIntoTheScan: store fsck follows the latest scan record to what it read:
+// the harness entry names the binary's source tree, not a stored object, and is not
+// reported; the review file's bytes, lost, are missing under scans/latest.
+func TestFsckWalksIntoTheScan(t *testing.T) {
+	fx := newFixture(t)
+	review := []byte(`{"version":1,"decisions":[]}`)
+	harness := []Text{{Path: "envgap-source/go.mod", Content: "module example.com/x\n"}}
+	if _, _, err := Run(context.Background(), fx.st, sharedScanner(t), RunOptions{Review: &Review{Version: 1}, ReviewBytes: review,
+		ReviewPath: "r.json", Workers: 2, Now: fixedNow, Harness: harness}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := fx.st.Fsck(context.Background()); err != nil || !rep.Clean() {
+		t.Fatalf("fsck after a scan: %+v %v", rep, err)
+	}
+	d := schemas.Hash(review)
+	if err := os.Remove(filepath.Join(fx.st.Dir(), "objects", d.Hex()[:2], d.Hex()[2:])); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := fx.st.Fsck(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Damage) != 1 || rep.Damage[0].Path != "refs/"+data.RefScanLatest || !strings.Contains(rep.Damage[0].Detail, "the review file it read") ||
+		!strings.Contains(rep.Damage[0].Detail, "run envgap scan again") {
+		t.Errorf("fsck with the scan's review file lost: %+v", rep.Damage)
 	}
 }
