@@ -140,8 +140,10 @@ else
 fi
 
 # 4. The sandbox network and its firewall rules.
-NET=envgap
-CHAIN=ENVGAP-SANDBOX
+# The names below are overridable only to test this script beside a machine's real setup
+# (images/setup_test.go); envgap itself uses the defaults.
+NET="${ENVGAP_SANDBOX_NETWORK:-envgap}"
+CHAIN="${ENVGAP_SANDBOX_CHAIN:-ENVGAP-SANDBOX}"
 if ! podman network exists "$NET"; then
 	podman network create --disable-dns --label org.envgap.sandbox=1 "$NET" >/dev/null
 	log "created the sandbox network $NET"
@@ -176,7 +178,7 @@ log "containers of $NET ($subnet) reach no host service bound to all addresses (
 # every run, never duplicated.
 EGRESS_TABLE="${ENVGAP_EGRESS_TABLE:-7749}"
 EGRESS_PREF="${ENVGAP_EGRESS_PREF:-7749}"
-COUNT_CHAIN=ENVGAP-EGRESS-COUNT
+COUNT_CHAIN="${ENVGAP_EGRESS_COUNT_CHAIN:-ENVGAP-EGRESS-COUNT}"
 command -v ip >/dev/null 2>&1 || die "ip (iproute2) is missing; containers of $NET could reach the whole internet"
 ip -4 route replace prohibit default table "$EGRESS_TABLE"
 for pref in "$EGRESS_PREF" "$((EGRESS_PREF + 1))"; do

@@ -1,0 +1,74 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/internal/testenv"
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/core"
+	"github.com/envgap/envgap/verify/registry"
+	"github.com/envgap/envgap/verify/sandbox"
+)
+
+// BenchmarkRunOverheadOfTheDoor runs one typical small run (a resolve and a run step in
+// the python image) with the egress door and without it (Core.Door nil: no proxy
+// settings, the kernel rules alone), alternately, and reports both wall times, their
+// ratio, and the one-time read of an image's package sources (probe-ms, once per image
+// id and session).
+func BenchmarkRunOverheadOfTheDoor(b *testing.B) {
+	st, err := catalog.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	sess, err := Open(ctx, Env{Store: st, Registry: registry.Options{NPMUpstream: "http://127.0.0.1:1/"}, SweepOlderThan: -1})
+	if err != nil {
+		testenv.Missing(b, "no engine: %v", err)
+	}
+	defer sess.Close()
+	cr := sess.Stage.Cores[0]
+	t0 := time.Now()
+	if _, err := cr.Allowlist(ctx, "envgap-python-eval"); err != nil {
+		testenv.Missing(b, "python image: %v", err)
+	}
+	probe := time.Since(t0)
+	door := cr.Door
+	spec := func(i int) core.Spec {
+		return core.Spec{InstanceID: "envgap__o__bench-1", Side: core.SideAfter,
+			// A different file each time: no memo, every run really runs.
+			Project: []core.File{{Path: "app.py", Content: []byte(fmt.Sprintf("print('ok')\n# %d %s\n", i, time.Now()))}},
+			Recipe:  schemas.Recipe{Ecosystem: schemas.EcosystemPython, ResolveCommand: "python3 -c 'import sys'", RunCommand: "python3 app.py"},
+			RegistryDate: "2024-01-01", Limits: sandbox.Limits{StepTimeout: time.Minute}}
+	}
+	var with, without time.Duration
+	for i := 0; b.Loop(); i++ {
+		for _, d := range []bool{true, false} {
+			if d {
+				cr.Door = door
+			} else {
+				cr.Door = nil
+			}
+			start := time.Now()
+			run, _, err := cr.Run(ctx, spec(i))
+			el := time.Since(start)
+			if err != nil || !run.Resolved {
+				b.Fatalf("run (door %v): %v %+v", d, err, run)
+			}
+			if d {
+				with += el
+			} else {
+				without += el
+			}
+		}
+	}
+	cr.Door = door
+	n := float64(b.N)
+	b.ReportMetric(float64(with.Milliseconds())/n, "door-run-ms")
+	b.ReportMetric(float64(without.Milliseconds())/n, "nodoor-run-ms")
+	b.ReportMetric(float64(with)/float64(without), "ratio")
+	b.ReportMetric(float64(probe.Milliseconds()), "probe-ms")
+}
