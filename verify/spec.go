@@ -70,3 +70,12 @@ func (s *Stage) RunSpec(ctx context.Context, spec core.Spec, salt string) (*sche
 func RunFailure(st data.ObjectReader, eco schemas.Ecosystem, r *schemas.Run) string {
 	return whyNot(st, eco, r)
 }
+
+// OpenBox opens an agent's box on one of the stage's cores (spread as RunSpec does).
+func (s *Stage) OpenBox(ctx context.Context, spec core.BoxSpec) (*core.Box, error) {
+	if len(s.Cores) == 0 {
+		return nil, errors.New("verify: no core")
+	}
+	cr := s.Cores[int(s.nextCore.Add(1)-1)%len(s.Cores)]
+	return cr.OpenBox(ctx, spec)
+}

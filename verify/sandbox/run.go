@@ -99,7 +99,7 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 	return res, nil
 }
 
-func (e *Engine) create(ctx context.Context, ct time.Duration, spec Spec) (string, error) {
+func (e *Engine) create(ctx context.Context, ct time.Duration, spec Spec, binds ...string) (string, error) {
 	labels := map[string]string{}
 	for k, v := range spec.Labels {
 		labels[k] = v
@@ -119,6 +119,7 @@ func (e *Engine) create(ctx context.Context, ct time.Duration, spec Spec) (strin
 	pids := spec.Limits.PIDs
 	init := true
 	hc := &container.HostConfig{
+		Binds:  binds,
 		Init:   &init,
 		CapAdd: strslice.StrSlice{"SYS_PTRACE"},
 		Resources: container.Resources{

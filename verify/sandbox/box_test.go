@@ -1,0 +1,57 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBox(t *testing.T) {
+	e, img := needEngine(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("from the host\n"), 0o644)
+	labels := testLabels(t)
+	b, err := e.OpenBox(ctx, BoxSpec{Image: img, Dir: dir, Env: []string{"BOXVAR=1"}, Labels: labels,
+		SystemFiles: []File{{Path: "/etc/envgap-box-test.conf", Content: []byte("system\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One container, kept between commands: what one command leaves, the next sees.
+	if _, err := b.Exec(ctx, "echo made > /tmp/state && cat a.txt > copy.txt", 0); err != nil {
+		t.Fatal(err)
+	}
+	sr, err := b.Exec(ctx, "pwd; cat /tmp/state; echo $BOXVAR; cat /etc/envgap-box-test.conf; exit 3", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sr.ExitCode != 3 || string(sr.Output) != "/work\nmade\n1\nsystem\n" {
+		t.Fatalf("exit %d output %q", sr.ExitCode, sr.Output)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "copy.txt")); string(got) != "from the host\n" {
+		t.Fatalf("the workspace on the host holds %q", got)
+	}
+	// A command past its timeout is stopped, and the box goes on.
+	sr, err = b.Exec(ctx, "sleep 60 & sleep 60; echo never", 2*time.Second)
+	if err != nil || !sr.TimedOut || strings.Contains(string(sr.Output), "never") {
+		t.Fatalf("%+v %v", sr, err)
+	}
+	if sr, err := b.Exec(ctx, "echo still", 0); err != nil || string(sr.Output) != "still\n" {
+		t.Fatalf("after a timeout: %q %v", sr.Output, err)
+	}
+	if n := len(containersWith(t, e, labels)); n != 1 {
+		t.Fatalf("%d containers while open, want 1", n)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(containersWith(t, e, labels)); n != 0 {
+		t.Fatalf("%d containers left after Close", n)
+	}
+	if _, err := e.OpenBox(ctx, BoxSpec{Image: img, Dir: "relative"}); err == nil {
+		t.Fatal("a relative box directory was taken")
+	}
+}
