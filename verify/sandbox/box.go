@@ -26,7 +26,7 @@ type BoxSpec struct {
 	// settings; see Spec.SystemFiles).
 	SystemFiles []File
 	Limits      Limits // StepTimeout is the default timeout of one command
-	Labels  map[string]string
+	Labels      map[string]string
 }
 
 // Box is an open box. It is owned like Run's containers (the owner labels of this
