@@ -2,8 +2,9 @@
 # demo.sh: the README's first command (`make demo`). Runs the whole pipeline on the
 # built-in demo corpus: imports the demo study (data/demo/study) into a fresh store under
 # out/demo, runs every later stage (verify, admit, audit, scan, export), scores the gold
-# and noop predictions on the exported tasks (eval, report), prints the funnel and says
-# where the output is.
+# and noop predictions on the exported tasks (eval, report), builds the website of the
+# release and those results (site: out/demo/site), prints the funnel and says where the
+# output is.
 #
 # Needs a container engine (DOCKER_HOST) and the evaluation images for verify; `make demo`
 # starts the engine and builds the images first. The demo's Python packages come from the
@@ -126,6 +127,9 @@ if [ -d "$OUT/hub" ]; then
 			--git-url-template "$GIT_TMPL" --pypi-upstream "$PYPI_URL" --pypi "${PYPI_URL%/simple/}" --osv data/demo/osv.json
 	done
 	run_stage report "$OUT/results/gold" "$OUT/results/noop" --chart "$OUT/results/resolved.png"
+	# The website of the release and its two result folders: static HTML under out/demo/site
+	# that opens from file:// (docs/site.md).
+	run_stage site --hub "$OUT/hub" --results "$OUT/results/gold" --results "$OUT/results/noop" --out "$OUT/site"
 fi
 
 # The paper's metrics of the demo study (Table 8): tables, JSON and figures. D2 and D3 of
@@ -143,6 +147,9 @@ if [ -d "$OUT/hub" ]; then
 fi
 if [ -d "$OUT/results" ]; then
 	echo "eval results:   $OUT/results/{gold,noop}   (envgap report $OUT/results/gold $OUT/results/noop)"
+fi
+if [ -f "$OUT/site/index.html" ]; then
+	echo "website:        $OUT/site/index.html   (static; open it in a browser)"
 fi
 echo "demo study:     data/demo/study   (layout: docs/lite.md)"
 if [ -f "$OUT/study-report/report.md" ]; then

@@ -19,6 +19,7 @@ import (
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/lib/scoring"
 	"github.com/envgap/envgap/schemas"
+	"golang.org/x/sync/errgroup"
 )
 
 //go:embed templates/*.html
@@ -456,14 +457,29 @@ func writeFolder(out string, fs files) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	dirs := map[string]bool{}
 	for _, n := range names {
-		dst := filepath.Join(tmp, filepath.FromSlash(path.Clean(n)))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return fmt.Errorf("site: %w", err)
+		d := filepath.Dir(filepath.Join(tmp, filepath.FromSlash(path.Clean(n))))
+		if !dirs[d] {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return fmt.Errorf("site: %w", err)
+			}
+			dirs[d] = true
 		}
-		if err := os.WriteFile(dst, fs[n], 0o644); err != nil {
-			return fmt.Errorf("site: %w", err)
-		}
+	}
+	// The writes wait on the disk more than on the CPU: a few at a time.
+	var g errgroup.Group
+	g.SetLimit(8)
+	for _, n := range names {
+		g.Go(func() error {
+			if err := os.WriteFile(filepath.Join(tmp, filepath.FromSlash(path.Clean(n))), fs[n], 0o644); err != nil {
+				return fmt.Errorf("site: %w", err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	if err := os.RemoveAll(out); err != nil {
 		return fmt.Errorf("site: %w", err)
