@@ -162,7 +162,7 @@ The result folder holds results.jsonl (one result a task), summary.json and logs
 			if err := opts.Slurm.check(c, f, &opts.engineOptions); err != nil {
 				return err
 			}
-			return runEval(c, f, opts)
+			return f.run(c, opts, func() error { return runEval(c, f, opts) })
 		},
 	}
 	c.Flags().StringVar(&opts.Pred, "pred", "", "predictions file (JSON Lines), or gold / noop")
@@ -208,18 +208,19 @@ func runEval(c *cobra.Command, f *factory, opts *evalOptions) error {
 	return finishScoring(f, ev, opts.Out, meta, tasks, out, runErr)
 }
 
-// evalProgress prints one line a task to stderr.
+// evalProgress shows the progress of a scoring run, a task at a time.
 func evalProgress(f *factory) func(eval.Event) {
+	p := f.newProgress()
 	return func(e eval.Event) {
 		switch {
 		case e.Err != nil:
-			fmt.Fprintf(f.Err, "[%d/%d] %s: no result: %v\n", e.Done, e.Total, e.InstanceID, e.Err)
+			p.step(e.Done, e.Total, e.InstanceID, "no result", e.Err.Error())
 		case e.Result != nil:
 			how := "scored"
 			if e.Cached {
 				how = "reused"
 			}
-			fmt.Fprintf(f.Err, "[%d/%d] %s: %s (%s)\n", e.Done, e.Total, e.InstanceID, e.Result.Status, how)
+			p.step(e.Done, e.Total, e.InstanceID, fmt.Sprintf("%s (%s)", e.Result.Status, how), "")
 		}
 	}
 }

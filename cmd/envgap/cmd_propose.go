@@ -16,11 +16,13 @@ import (
 
 type proposeOptions struct {
 	engineOptions
-	Agent   string
-	IDs     []string
-	Timeout time.Duration
-	WorkDir string
-	Keep    string
+	Agent string
+	IDs   []string
+	// AttemptTimeout bounds the agent on one candidate (--attempt-timeout, as in envgap
+	// run; --timeout is its deprecated alias).
+	AttemptTimeout time.Duration
+	WorkDir        string
+	Keep           string
 }
 
 func newProposeCommand(f *factory) *cobra.Command {
@@ -43,21 +45,26 @@ fix only), the agent command, its trajectory and cost. Run envgap verify next: i
 proposal like any fix (fails before with the expected failure, runs after); the first that
 verifies wins, and admit takes its fix, commands and made_by. An unchanged candidate is not
 asked again with the same agent.`,
-		Example: "  envgap propose --agent 'my-agent --model m'\n  envgap propose --agent ./fix.sh --ids envgap__o__r-12 --timeout 30m",
+		Example: "  envgap propose --agent 'my-agent --model m'\n  envgap propose --agent ./fix.sh --ids envgap__o__r-12 --attempt-timeout 30m",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			if strings.TrimSpace(opts.Agent) == "" {
 				return usageError{errors.New("--agent CMD is required")}
 			}
-			if opts.Timeout <= 0 {
-				return usageError{errors.New("--timeout must be positive")}
+			if c.Flags().Changed("timeout") {
+				fmt.Fprintln(f.Err, "envgap: --timeout is deprecated: use --attempt-timeout (the same flag as envgap run's)")
 			}
-			return runPropose(c, f, opts)
+			if opts.AttemptTimeout <= 0 {
+				return usageError{errors.New("--attempt-timeout must be positive")}
+			}
+			return f.run(c, opts, func() error { return runPropose(c, f, opts) })
 		},
 	}
 	c.Flags().StringVar(&opts.Agent, "agent", "", "the agent command, run with sh -c in the workspace")
 	c.Flags().StringSliceVar(&opts.IDs, "ids", nil, "candidates to ask for (comma-separated or repeated; default every eligible one)")
-	c.Flags().DurationVar(&opts.Timeout, "timeout", 20*time.Minute, "time limit of the agent on one candidate")
+	c.Flags().DurationVar(&opts.AttemptTimeout, "attempt-timeout", 20*time.Minute, "time limit of the agent on one candidate")
+	c.Flags().DurationVar(&opts.AttemptTimeout, "timeout", 20*time.Minute, "the old name of --attempt-timeout")
+	_ = c.Flags().MarkHidden("timeout")
 	c.Flags().StringVar(&opts.WorkDir, "work-dir", "", "where workspaces are made (default: a temporary directory)")
 	c.Flags().StringVar(&opts.Keep, "keep", "", "a folder to keep each agent's stdout, stderr and trajectory in")
 	opts.engineOptions.addFlags(c)
@@ -76,21 +83,23 @@ func runPropose(c *cobra.Command, f *factory, opts *proposeOptions) error {
 	if exe, err := os.Executable(); err == nil {
 		repro = "'" + strings.ReplaceAll(exe, "'", `'\''`) + "' agent-repro"
 	}
+	progress := f.newProgress()
 	rep, err := propose.Run(c.Context(), propose.Options{
 		Store: sess.Stage.Store, Evaluator: ev, Materialize: materialize(opts.GitURLTemplate), Patch: lite.Patch,
-		Agent: opts.Agent, Timeout: opts.Timeout, IDs: opts.IDs, WorkDir: opts.WorkDir, OutDir: opts.Keep,
+		Agent: opts.Agent, Timeout: opts.AttemptTimeout, IDs: opts.IDs, WorkDir: opts.WorkDir, OutDir: opts.Keep,
 		ReproCommand: repro,
 		Progress: func(r propose.Result) {
 			switch {
 			case r.Error != "":
-				fmt.Fprintf(f.Err, "%s: no proposal: %s\n", r.InstanceID, r.Error)
+				progress.step(0, 0, r.InstanceID, "no proposal", r.Error)
 			case r.Refused != "":
-				fmt.Fprintf(f.Err, "%s: proposal %s refused: %s\n", r.InstanceID, r.Proposal.Short(), r.Refused)
+				progress.step(0, 0, r.InstanceID, fmt.Sprintf("refused (proposal %s: %s)", r.Proposal.Short(), r.Refused), "")
 			default:
-				fmt.Fprintf(f.Err, "%s: proposal %s (%s; %s)\n", r.InstanceID, r.Proposal.Short(), r.MadeBy, strings.Join(r.Files, ", "))
+				progress.step(0, 0, r.InstanceID, fmt.Sprintf("proposed: proposal %s (%s; %s)", r.Proposal.Short(), r.MadeBy, strings.Join(r.Files, ", ")), "")
 			}
 		},
 	})
+	progress.finish()
 	if rep == nil {
 		return err
 	}

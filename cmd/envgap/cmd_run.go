@@ -60,7 +60,7 @@ result (exit 4) and the next run retries it.`,
 			if err := opts.check(); err != nil {
 				return err
 			}
-			return runAgent(c, f, opts)
+			return f.run(c, opts, func() error { return runAgent(c, f, opts) })
 		},
 	}
 	c.Flags().StringVar(&opts.Agent, "agent", "", "the agent command (run with sh -c in the workspace), or noop / gold")
@@ -128,14 +128,16 @@ func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
 	if exe, err := os.Executable(); err == nil {
 		repro = "'" + strings.ReplaceAll(exe, "'", `'\''`) + "' agent-repro"
 	}
+	progress := f.newProgress()
 	out, runErr := agent.Run(c.Context(), tasks, agent.Options{
 		Evaluator: ev, Materialize: materialize(opts.GitURLTemplate), Agent: opts.Agent, K: opts.K,
 		MaxAttempts: opts.MaxAttempts, AttemptTimeout: opts.AttemptTimeout, WorkDir: work, OutDir: opts.Out,
 		ReproCommand: repro, Jobs: opts.Jobs, Done: done,
 		Progress: func(id string, k, n int, r *schemas.EvalResult, err error) {
-			fmt.Fprintf(f.Err, "%s run %d attempt %d: %s\n", id, k, n, r.Status)
+			progress.step(0, 0, fmt.Sprintf("%s run %d attempt %d", id, k, n), string(r.Status), "")
 		},
 	})
+	progress.finish()
 	if out == nil {
 		return runErr
 	}

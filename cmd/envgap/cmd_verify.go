@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/envgap/envgap/verify"
@@ -10,7 +9,6 @@ import (
 	"github.com/envgap/envgap/verify/sandbox"
 	"github.com/envgap/envgap/verify/slurm"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 // engineOptions are the flags of every command that runs containers.
@@ -61,10 +59,19 @@ func (o *engineOptions) open(c *cobra.Command, f *factory) (*verify.Session, ver
 	}, nil
 }
 
-// progress returns the progress printer of verify-like commands (a bar on a terminal).
+// progress returns the progress display of verify-like commands (verify, recheck).
 func (f *factory) progress() func(verify.Event) {
-	terminal := term.IsTerminal(int(os.Stderr.Fd())) && !f.Global.JSON
-	return verify.ProgressPrinter(f.Err, terminal)
+	p := f.newProgress()
+	return func(e verify.Event) {
+		state, errText := string(e.Outcome), ""
+		switch {
+		case e.Err != nil:
+			state, errText = "error", e.Err.Error()
+		case e.Cached:
+			state += " (unchanged, not run)"
+		}
+		p.step(e.Done, e.Total, e.InstanceID, state, errText)
+	}
 }
 
 func (o *engineOptions) limits() sandbox.Limits {
@@ -96,10 +103,15 @@ any point and started again, verify resumes without losing finished runs.`,
 			if err := opts.Slurm.check(c, f, &opts.engineOptions); err != nil {
 				return err
 			}
-			if opts.Slurm.Slurm {
-				return runVerifySlurm(c, f, opts)
+			if opts.Jobs < 1 || opts.Repeat < 1 {
+				return usageError{fmt.Errorf("--jobs and --repeat must be at least 1")}
 			}
-			return runVerify(c, f, opts)
+			return f.run(c, opts, func() error {
+				if opts.Slurm.Slurm {
+					return runVerifySlurm(c, f, opts)
+				}
+				return runVerify(c, f, opts)
+			})
 		},
 	}
 	c.Flags().StringSliceVar(&opts.IDs, "ids", nil, "candidates to verify (comma-separated or repeated)")
@@ -111,9 +123,6 @@ any point and started again, verify resumes without losing finished runs.`,
 }
 
 func runVerify(c *cobra.Command, f *factory, opts *verifyOptions) error {
-	if opts.Jobs < 1 || opts.Repeat < 1 {
-		return usageError{fmt.Errorf("--jobs and --repeat must be at least 1")}
-	}
 	sess, vo, err := opts.open(c, f)
 	if err != nil {
 		return err
@@ -154,9 +163,6 @@ func (f *factory) verifyReport(rep *verify.Report, err error) error {
 // runVerifySlurm verifies the same candidates as runVerify, as a Slurm job array, and
 // reports as runVerify does.
 func runVerifySlurm(c *cobra.Command, f *factory, opts *verifyOptions) error {
-	if opts.Jobs < 1 || opts.Repeat < 1 {
-		return usageError{fmt.Errorf("--jobs and --repeat must be at least 1")}
-	}
 	st, err := f.OpenStore()
 	if err != nil {
 		return err

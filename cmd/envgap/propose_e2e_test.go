@@ -114,7 +114,7 @@ func TestE2EProposeReportedFix(t *testing.T) {
 		if err := os.WriteFile(script, []byte(proposeAgents[name]), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		out := cli("--json", "propose", "--agent", "sh "+script, "--git-url-template", tmpl, "--timeout", "2m")
+		out := cli("--json", "propose", "--agent", "sh "+script, "--git-url-template", tmpl, "--attempt-timeout", "2m")
 		var rep struct {
 			Results []map[string]any `json:"results"`
 		}

@@ -25,6 +25,18 @@ type factory struct {
 	Out    io.Writer
 	Err    io.Writer
 	Getenv func(string) string
+	// RunF, when set, replaces the run function of the commands that take it (f.run):
+	// the command parses and checks its flags into its options struct and hands RunF that
+	// struct instead of running. Tests check flag handling alone with it (cli/cli's runF).
+	RunF func(c *cobra.Command, opts any) error
+}
+
+// run runs a command whose flags were parsed and checked into opts: run, or f.RunF.
+func (f *factory) run(c *cobra.Command, opts any, run func() error) error {
+	if f.RunF != nil {
+		return f.RunF(c, opts)
+	}
+	return run()
 }
 
 func defaultFactory() *factory {
@@ -72,6 +84,8 @@ as the EnvGap dataset. Every stage reads and writes one content-addressed store
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetOut(f.Out)
+	root.SetErr(f.Err)
 	root.PersistentFlags().StringVar(&f.Global.Store, "store", "", "store directory (default $ENVGAP_STORE or "+data.DefaultDir+")")
 	root.PersistentFlags().BoolVar(&f.Global.JSON, "json", false, "machine-readable JSON output")
 	root.PersistentFlags().BoolVarP(&f.Global.Verbose, "verbose", "v", false, "print progress details")

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// parse runs the command line down to the options struct (factory.RunF): the flags
+// alone, nothing run. It returns the options handed over (nil: none), stderr and the error.
+func parse(t *testing.T, args ...string) (any, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	var got any
+	f := &factory{Global: &globalOptions{}, Out: &out, Err: &errOut, Getenv: func(string) string { return "" }}
+	f.RunF = func(_ *cobra.Command, opts any) error {
+		got = opts
+		return nil
+	}
+	root := newRootCommand(f)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	if out.Len() > 0 {
+		t.Errorf("%v: wrote %q to stdout before running", args, out.String())
+	}
+	return got, errOut.String(), err
+}
+
+func TestFlagHandling(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		usage  string                // a usage error naming this; "" : parsed
+		check  func(opts any) string // what is wrong with the options handed over, or ""
+		stderr string                // a warning expected on stderr
+	}{
+		{args: []string{"propose", "--agent", "a"}, check: func(o any) string {
+			if p := o.(*proposeOptions); p.Agent != "a" || p.AttemptTimeout != 20*time.Minute {
+				return "default attempt timeout"
+			}
+			return ""
+		}},
+		{args: []string{"propose", "--agent", "a", "--attempt-timeout", "5m", "--ids", "x,y", "--ids", "z"}, check: func(o any) string {
+			if p := o.(*proposeOptions); p.AttemptTimeout != 5*time.Minute || strings.Join(p.IDs, " ") != "x y z" {
+				return "attempt timeout or ids"
+			}
+			return ""
+		}},
+		{args: []string{"propose", "--agent", "a", "--timeout", "7m"}, stderr: "--timeout is deprecated: use --attempt-timeout", check: func(o any) string {
+			if o.(*proposeOptions).AttemptTimeout != 7*time.Minute {
+				return "--timeout is not an alias of --attempt-timeout"
+			}
+			return ""
+		}},
+		{args: []string{"propose", "--agent", "a", "--attempt-timeout", "0s"}, usage: "--attempt-timeout must be positive"},
+		{args: []string{"propose"}, usage: "--agent CMD is required"},
+		{args: []string{"run", "--agent", "noop", "--split", "lite", "--out", "d", "--k", "3", "--attempt-timeout", "90s"}, check: func(o any) string {
+			if r := o.(*runOptions); r.K != 3 || r.AttemptTimeout != 90*time.Second || r.MaxAttempts != 10 || r.Split != "lite" || r.Jobs != 1 {
+				return "run options"
+			}
+			return ""
+		}},
+		{args: []string{"run", "--agent", "noop", "--split", "lite", "--out", "d", "--attempt-timeout", "-1s"}, usage: "--attempt-timeout must be positive"},
+		{args: []string{"run", "--agent", "noop", "--split", "nope", "--out", "d"}, usage: "nope"},
+		{args: []string{"run", "--agent", "noop", "--out", "d"}, usage: "--split is required"},
+		{args: []string{"eval", "--pred", "gold", "--split", "secure", "--out", "d", "--jobs", "2"}, check: func(o any) string {
+			if e := o.(*evalOptions); e.Pred != "gold" || e.Jobs != 2 || e.Split != "secure" || e.Slurm.Slurm {
+				return "eval options"
+			}
+			return ""
+		}},
+		{args: []string{"eval", "--split", "lite", "--out", "d"}, usage: "--pred is required"},
+		{args: []string{"eval", "--pred", "gold", "--split", "lite", "--out", "d", "--partition", "p"}, usage: "--partition needs --slurm"},
+		{args: []string{"verify", "--ids", "a,b", "--jobs", "2", "--repeat", "3"}, check: func(o any) string {
+			if v := o.(*verifyOptions); strings.Join(v.IDs, " ") != "a b" || v.Jobs != 2 || v.Repeat != 3 {
+				return "verify options"
+			}
+			return ""
+		}},
+		{args: []string{"verify", "--jobs", "0"}, usage: "--jobs and --repeat must be at least 1"},
+		{args: []string{"verify", "--workers", "3"}, usage: "--workers needs --slurm"},
+		{args: []string{"verify", "--no-such-flag"}, usage: "unknown flag"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			opts, stderr, err := parse(t, tc.args...)
+			if tc.usage != "" {
+				var ue usageError
+				if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.usage) {
+					t.Fatalf("err %v, want a usage error saying %q", err, tc.usage)
+				}
+				if opts != nil {
+					t.Errorf("the run function was reached with %+v", opts)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if opts == nil {
+				t.Fatal("the run function was not reached")
+			}
+			if what := tc.check(opts); what != "" {
+				t.Errorf("%s: got %+v", what, opts)
+			}
+			if !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr %q, want %q", stderr, tc.stderr)
+			}
+		})
+	}
+}
