@@ -100,28 +100,67 @@ func (s *Catalog) CurrentOutcome(c schemas.Candidate) (Status, error) {
 	return s.proposalsFailed(c.InstanceID, st)
 }
 
-// proposalsFailed gives a not_checked candidate whose proposed fixes (envgap propose) all
-// failed their check the reason that says so, with the latest check's reason.
+// proposalsFailed gives a not_checked candidate with proposed fixes (envgap propose) the
+// reason that says where they stand: all failed their check (with the latest check's
+// reason), all refused before any check (with the latest refusal's reason: a source file
+// changed, nothing changed, ...), or one waiting for its check.
 func (s *Catalog) proposalsFailed(id string, st Status) (Status, error) {
 	if st.Outcome != schemas.OutcomeNotChecked {
 		return st, nil
 	}
-	refs, err := s.Refs(data.RefProposalChecks + id + "/")
-	if err != nil || len(refs) == 0 {
+	checks, err := s.Refs(data.RefProposalChecks + id + "/")
+	if err != nil {
 		return st, err
 	}
+	props, err := s.Refs(data.RefProposals + id + "/")
+	if err != nil {
+		return st, err
+	}
+	checked := map[schemas.Digest]bool{}
 	var latest schemas.Verdict
-	for _, r := range refs {
+	for _, r := range checks {
 		var v schemas.Verdict
 		if err := s.GetJSON(r.Digest, &v); err != nil {
 			return st, fmt.Errorf("proposal check %s: %w", r.Name, err)
 		}
+		checked[v.Proposal] = true
 		if v.DecidedAt >= latest.DecidedAt {
 			latest = v
 		}
 	}
-	st.Reason = fmt.Sprintf("no verdict yet: waiting for a working fix; %d proposed fix(es) (envgap propose) did not verify, the latest (proposal %s): %s",
-		len(refs), latest.Proposal.Short(), latest.Reason)
+	var refused, pending int
+	var lastRefused schemas.Proposal
+	var lastRefusedD schemas.Digest
+	for _, r := range props {
+		if checked[r.Digest] {
+			continue
+		}
+		var p schemas.Proposal
+		if err := s.GetJSON(r.Digest, &p); err != nil {
+			return st, fmt.Errorf("proposal %s: %w", r.Name, err)
+		}
+		if p.Refused == "" {
+			pending++
+			continue
+		}
+		refused++
+		if p.ProposedAt >= lastRefused.ProposedAt {
+			lastRefused, lastRefusedD = p, r.Digest
+		}
+	}
+	switch {
+	case pending > 0:
+		st.Reason = fmt.Sprintf("no verdict yet: %d proposed fix(es) (envgap propose) wait for their clean-container check (envgap verify)", pending)
+	case len(checks) > 0:
+		st.Reason = fmt.Sprintf("no verdict yet: waiting for a working fix; %d proposed fix(es) (envgap propose) did not verify, the latest (proposal %s): %s",
+			len(checks), latest.Proposal.Short(), latest.Reason)
+		if refused > 0 {
+			st.Reason += fmt.Sprintf("; %d more refused before any check, the latest (proposal %s): %s", refused, lastRefusedD.Short(), lastRefused.Refused)
+		}
+	case refused > 0:
+		st.Reason = fmt.Sprintf("no verdict yet: the failure reproduces in a clean container, but the %d proposed fix(es) (envgap propose) were refused before any check, the latest (proposal %s): %s; waiting for a fix that can be checked (gold_files, envgap propose)",
+			refused, lastRefusedD.Short(), lastRefused.Refused)
+	}
 	return st, nil
 }
 

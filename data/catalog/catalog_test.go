@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -65,5 +66,67 @@ func TestAddCandidateSet(t *testing.T) {
 	f, err := s.ComputeFunnel()
 	if err != nil || f.Candidates[schemas.SourceReported][schemas.OutcomeNotChecked] != 2 {
 		t.Errorf("funnel: %+v %v", f, err)
+	}
+}
+
+// TestCurrentOutcomeOfRefusedProposals: a reproduced Reported candidate whose only
+// proposed fix was refused (it changed a source file) says so, and why, instead of
+// "waiting for one"; a proposal not refused and not yet checked waits for its check; a
+// refused proposal beside a failed check is named after it.
+func TestCurrentOutcomeOfRefusedProposals(t *testing.T) {
+	s := newCatalog(t)
+	c := testCandidate(1)
+	if _, err := s.AddCandidateSet("add", "add x.jsonl", []schemas.Candidate{c}, nil); err != nil {
+		t.Fatal(err)
+	}
+	repro, err := s.PutJSON(map[string]string{"kind": "reproduction"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetRef(data.RefReproductions+c.InstanceID, repro); err != nil {
+		t.Fatal(err)
+	}
+	reason := func() string {
+		t.Helper()
+		st, err := s.CurrentOutcome(c)
+		if err != nil || st.Outcome != schemas.OutcomeNotChecked {
+			t.Fatalf("current outcome: %+v, %v", st, err)
+		}
+		return st.Reason
+	}
+	if got := reason(); got != ReasonReproducedNoFix {
+		t.Fatalf("before any proposal: %q", got)
+	}
+	propose := func(at, refused string) schemas.Digest {
+		t.Helper()
+		d, err := s.PutJSON(&schemas.Proposal{Kind: "proposal", InstanceID: c.InstanceID, Agent: "sh agent.sh", Refused: refused, ProposedAt: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetRef(data.RefProposals+c.InstanceID+"/"+d.Short(), d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	src := propose("2026-01-01T00:00:00Z", "changes source file index.js")
+	if got := reason(); !strings.Contains(got, "the 1 proposed fix(es) (envgap propose) were refused before any check") ||
+		!strings.Contains(got, "(proposal "+src.Short()+"): changes source file index.js") || strings.Contains(got, "waiting for one") {
+		t.Errorf("with a refused proposal: %q", got)
+	}
+	pending := propose("2026-01-02T00:00:00Z", "")
+	if got := reason(); !strings.Contains(got, "1 proposed fix(es) (envgap propose) wait for their clean-container check") {
+		t.Errorf("with a proposal not yet checked: %q", got)
+	}
+	check, err := s.PutJSON(&schemas.Verdict{Kind: "verdict", InstanceID: c.InstanceID, Outcome: schemas.OutcomeNotReproduced,
+		Reason: "the fix did not make the project run", Proposal: pending, DecidedAt: "2026-01-03T00:00:00Z"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetRef(data.RefProposalChecks+c.InstanceID+"/"+pending.Short(), check); err != nil {
+		t.Fatal(err)
+	}
+	if got := reason(); !strings.Contains(got, "waiting for a working fix; 1 proposed fix(es) (envgap propose) did not verify") ||
+		!strings.Contains(got, "1 more refused before any check, the latest (proposal "+src.Short()+"): changes source file index.js") {
+		t.Errorf("with a failed check and a refused proposal: %q", got)
 	}
 }
