@@ -94,3 +94,72 @@ func TestFrozenEngineEndsVerify(t *testing.T) {
 		t.Fatalf("verify still runs %s after the engine froze (step timeout %s)", bound, stepTimeout)
 	}
 }
+
+// TestFrozenEngineEndsRecheck: an engine that stops answering in the middle of a task's
+// run ends the recheck's use of it: the task it ran is an infrastructure fault (no
+// exclusion), and the next task is not sent to it ("not run"), as verify does.
+func TestFrozenEngineEndsRecheck(t *testing.T) {
+	st, err := catalog.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := openEnv(t, st, "").engines[0] // skips (or fails in CI) without engine and images
+	freezer, host := sandboxtest.New(t)
+	ctx := context.Background()
+	sess, err := Open(ctx, Env{Store: st, Engines: []string{host}, SweepOlderThan: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	ids := []string{"envgap__codex__javascript-t3-7", "envgap__codex__javascript-t3-8"}
+	for _, id := range ids {
+		c := liteCandidate(id, schemas.EcosystemJavaScript, map[string]string{"package.json": "{}"}, map[string]string{"package.json": "{ }"})
+		c.ResolveCommand, c.ReproCommand, c.RunCommand = "true", "true", "sleep 600"
+		admitTask(t, st, c, false)
+	}
+	mine := filters.NewArgs(filters.Arg("label", "org.envgap.instance="+ids[0]))
+	t.Cleanup(func() { // before the freezer's cleanup: the real engine removes what the run left
+		list, _ := real.Client().ContainerList(context.Background(), container.ListOptions{All: true, Filters: mine})
+		for _, c := range list {
+			real.Client().ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true})
+		}
+	})
+	type result struct {
+		rec *Recheck
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rec, err := sess.Stage.Recheck(ctx, "2026-09-29", Options{Limits: sandbox.Limits{StepTimeout: 5 * time.Second}})
+		done <- result{rec, err}
+	}()
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		list, err := real.Client().ContainerList(ctx, container.ListOptions{Filters: mine})
+		if err == nil && len(list) == 1 && list[0].State == "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first task's container does not run")
+		}
+	}
+	time.Sleep(time.Second) // into the steps
+	freezer.Freeze()
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if len(r.rec.Results) != 2 {
+		t.Fatalf("results %+v", r.rec.Results)
+	}
+	for i, res := range r.rec.Results {
+		if res.Error == "" || res.Excluded || !strings.Contains(res.Error, "did not answer") {
+			t.Errorf("%s: %+v, want an infrastructure fault of the unresponsive engine and no exclusion", res.InstanceID, res)
+		}
+		if got := strings.Contains(res.Error, "not run"); got != (i == 1) {
+			t.Errorf("%s: %q: not run = %v, want %v (only the task after the freeze is not sent)", res.InstanceID, res.Error, got, i == 1)
+		}
+		if _, err := st.Exclusion(res.InstanceID); err == nil {
+			t.Errorf("%s: a frozen engine left an exclusion", res.InstanceID)
+		}
+	}
+}

@@ -25,6 +25,8 @@ type RecheckResult struct {
 	Reason        string `json:"reason,omitempty"`
 	AlreadyExcl   bool   `json:"already_excluded,omitempty"`
 	Error         string `json:"error,omitempty"`
+
+	err error // the error behind Error, when a run failed
 }
 
 // Recheck is the record of one recheck (ref rechecks/<date>).
@@ -53,7 +55,8 @@ func RecheckDate(s string) (label string, since time.Time, err error) {
 // reference fix no longer makes it run, is excluded; a control that no longer works is
 // excluded. Nothing is deleted: exclusions are new records (ref exclusions/<id>) and the
 // recheck itself is kept (ref rechecks/<date>). Running the same recheck twice changes
-// nothing.
+// nothing. An engine that stops answering (sandbox.ErrEngineUnresponsive) gets no more
+// tasks: those left for it are recorded not run (an error, no exclusion), as verify does.
 func (s *Stage) Recheck(ctx context.Context, date string, opts Options) (*Recheck, error) {
 	label, _, err := RecheckDate(date)
 	if err != nil {
@@ -67,11 +70,19 @@ func (s *Stage) Recheck(ctx context.Context, date string, opts Options) (*Rechec
 		return nil, err
 	}
 	var results []RecheckResult
+	var down core.Unresponsive
 	for i, r := range refs {
 		if ctx.Err() != nil {
 			return &Recheck{Kind: "recheck", Date: label, CoreVersion: core.Version, Results: results}, ctx.Err()
 		}
-		res := s.recheckTask(ctx, s.Cores[i%len(s.Cores)], r, date, opts)
+		cr := s.Cores[i%len(s.Cores)]
+		var res RecheckResult
+		if down.Err(cr) != nil {
+			res = RecheckResult{InstanceID: strings.TrimPrefix(r.Name, data.RefTasks), Error: (&core.InfraError{Err: down.NotRun(cr)}).Error()}
+		} else {
+			res = s.recheckTask(ctx, cr, r, date, opts)
+			down.Note(cr, res.err)
+		}
 		results = append(results, res)
 		if opts.Progress != nil {
 			opts.Progress(RecheckEvent(res, i+1, len(refs)))
@@ -159,7 +170,7 @@ func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, t schemas.Task, t
 	recipe := TaskRecipe(&t)
 	imageID, err := cr.ImageID(ctx, recipe.Image)
 	if err != nil {
-		res.Error = (&core.InfraError{Err: err}).Error()
+		res.Error, res.err = (&core.InfraError{Err: err}).Error(), err
 		return res
 	}
 	// The recheck date is part of each run's memo key: a new recheck runs again, the same
@@ -169,7 +180,7 @@ func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, t schemas.Task, t
 		RegistryDate: t.RegistryDate, Limits: opts.Limits}
 	un, ud, err := s.run(ctx, cr, base, imageID, tag+"/unchanged", 0)
 	if err != nil {
-		res.Error = err.Error()
+		res.Error, res.err = err.Error(), err
 		return res
 	}
 	res.Unchanged, res.UnchangedRuns = ud, un.Resolved
@@ -185,7 +196,7 @@ func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, t schemas.Task, t
 		fixed.Overlay = t.GoldFiles
 		fr, fd, err := s.run(ctx, cr, fixed, imageID, tag+"/fix", 0)
 		if err != nil {
-			res.Error = err.Error()
+			res.Error, res.err = err.Error(), err
 			return res
 		}
 		res.WithFix, res.FixRuns = fd, fr.Resolved

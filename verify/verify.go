@@ -139,7 +139,7 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 	rep := &Report{Results: make([]Result, len(todo))}
 	var mu sync.Mutex
 	done := 0
-	down := map[*core.Core]error{} // engines that stopped answering
+	var down core.Unresponsive // engines that stopped answering
 	start := opts.Now()
 	// Two passes: the first skips candidates another worker has claimed, the second
 	// waits for each of those (usually to find its verdict memoised, or to run it when
@@ -156,12 +156,10 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 					return nil
 				}
 				cr := s.Cores[i%len(s.Cores)]
-				mu.Lock()
-				dead := down[cr]
-				mu.Unlock()
 				var res Result
-				if dead != nil {
-					res = Result{InstanceID: c.InstanceID, Infra: true, Error: "not run: " + dead.Error()}
+				if down.Err(cr) != nil {
+					err := down.NotRun(cr)
+					res = Result{InstanceID: c.InstanceID, Infra: true, Error: err.Error(), err: err}
 				} else {
 					res = s.one(ctx, cr, c, opts, wait)
 				}
@@ -171,9 +169,7 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 					mu.Unlock()
 					return nil
 				}
-				if errors.Is(res.err, sandbox.ErrEngineUnresponsive) && down[cr] == nil {
-					down[cr] = res.err
-				}
+				down.Note(cr, res.err)
 				done++
 				ev := Event{InstanceID: c.InstanceID, Done: done, Total: len(todo), Outcome: res.Outcome, Cached: res.Cached, Elapsed: opts.Now().Sub(start)}
 				if res.Error != "" {
