@@ -1,0 +1,223 @@
+package harbor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/envgap/envgap/data/demo"
+	"github.com/envgap/envgap/internal/testenv"
+	"github.com/envgap/envgap/schemas"
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+const (
+	statsPy = "from tabulate import tabulate\nprint(tabulate([[1, 2.5]], headers=['n', 'mean']))\n"
+	broken  = "tabulate==0.9.1\n"
+	fixed   = "tabulate==0.9.0\n"
+)
+
+// commitFiles makes a git repository in dir with one commit of files at a fixed time.
+func commitFiles(dir string, files map[string]string) (string, error) {
+	r, err := git.PlainInit(dir, false)
+	if err != nil {
+		return "", err
+	}
+	w, err := r.Worktree()
+	if err != nil {
+		return "", err
+	}
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
+			return "", err
+		}
+		if _, err := w.Add(p); err != nil {
+			return "", err
+		}
+	}
+	at := time.Date(2022, 12, 1, 10, 0, 0, 0, time.UTC)
+	sig := &object.Signature{Name: "t", Email: "t@example.org", When: at}
+	h, err := w.Commit("initial", &git.CommitOptions{Author: sig, Committer: sig})
+	return h.String(), err
+}
+
+var projectFiles = map[string]string{"requirements.txt": broken, "stats.py": statsPy, "README.md": "# stats\n"}
+
+// testTasks returns a repair task, a control task and an excluded task of one project,
+// and the materializer of its project.
+func testTasks(t testing.TB) ([]schemas.Task, func(context.Context, *schemas.Task, string) error) {
+	base, err := commitFiles(t.TempDir(), projectFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := func(v string) *string { return &v }
+	mk := func(id string, control bool) schemas.Task {
+		tk := schemas.Task{Ident: schemas.Ident{InstanceID: id}}
+		tk.Repo, tk.BaseCommit = "acme/stats", base
+		tk.ProblemStatement = "stats does not install\n\nERROR: No matching distribution found for tabulate==0.9.1"
+		tk.RegistryDate, tk.Ecosystem, tk.Image = "2023-01-01T00:00:00Z", schemas.EcosystemPython, "envgap-python-eval"
+		tk.ManifestPath, tk.ManifestPaths = "requirements.txt", []string{"requirements.txt"}
+		tk.ResolveCommand = "python3 -m pip install -r requirements.txt"
+		tk.ReproCommand = "python3 -m pip install -r requirements.txt && python3 stats.py"
+		tk.RunCommand = "python3 stats.py"
+		tk.Source = schemas.SourceRepaired
+		tk.GoldFiles = []schemas.File{{Path: "requirements.txt", Content: s(fixed)}}
+		tk.IssueURL = s("https://github.com/acme/stats/issues/1")
+		tk.RepoLicense = s("MIT")
+		tk.IsControl = control
+		return tk
+	}
+	ex := mk("envgap__acme__stats-7", false)
+	ex.ExcludedFromScoring = true
+	tasks := []schemas.Task{mk("envgap__acme__stats-1", false), ex}
+	mat := func(_ context.Context, tk *schemas.Task, dir string) error {
+		h, err := commitFiles(dir, projectFiles)
+		if err == nil && h != tk.BaseCommit {
+			err = errors.New("materialized another commit")
+		}
+		return err
+	}
+	return tasks, mat
+}
+
+func buildTest(t testing.TB) (map[string][]byte, *Report) {
+	tasks, mat := testTasks(t)
+	files, rep, err := Build(context.Background(), tasks, Options{Materialize: mat, Source: os.DirFS("../.."), Meta: Meta{CorpusID: "sha256:test", Repo: "envgap/EnvGap"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files, rep
+}
+
+func TestBuildIsDeterministicAndChecks(t *testing.T) {
+	a, rep := buildTest(t)
+	b, _ := buildTest(t)
+	if !bytes.Equal(a[ParquetPath], b[ParquetPath]) || !bytes.Equal(a[DatasetPath], b[DatasetPath]) {
+		t.Fatal("two builds of the same tasks differ")
+	}
+	if rep.Tasks != 1 || rep.Excluded != 1 {
+		t.Fatalf("report %+v, want 1 task and 1 excluded", rep)
+	}
+	p := filepath.Join(t.TempDir(), "tasks.parquet")
+	if err := os.WriteFile(p, a[ParquetPath], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Check(context.Background(), nil, p, CheckOptions{CorpusID: "sha256:test", NoTrials: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.OK() || got.Tasks != 1 {
+		t.Fatalf("check: %+v", got)
+	}
+	tasks, _ := Load(p)
+	by := map[string]File{}
+	for _, f := range tasks[0].Files {
+		by[f.Path] = f
+	}
+	for _, want := range []string{"name = \"envgap/envgap__acme__stats-1\"", "schema_version = \"1.1\"", "timeout_sec = 1200.0", "corpus_id = \"sha256:test\""} {
+		if !strings.Contains(string(by[ConfigPath].Content), want) {
+			t.Errorf("task.toml lacks %s:\n%s", want, by[ConfigPath].Content)
+		}
+	}
+	if !strings.Contains(string(by[InstructionPath].Content), "python3 -m pip install -r requirements.txt && python3 stats.py") ||
+		strings.Contains(string(by[InstructionPath].Content), fixed) {
+		t.Errorf("instruction.md shows the wrong things:\n%s", by[InstructionPath].Content)
+	}
+	if _, ok := by["environment/project/.git/HEAD"]; !ok {
+		t.Error("no git repository in the environment")
+	}
+	// Another corpus id is a disagreement.
+	if got, _ := Check(context.Background(), nil, p, CheckOptions{CorpusID: "sha256:other", NoTrials: true}); got.OK() {
+		t.Error("a task of another release passed")
+	}
+}
+
+func TestTamperedTaskBinaryIsRefused(t *testing.T) {
+	a, _ := buildTest(t)
+	rows, err := ReadParquet(a[ParquetPath])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		tamper func([]byte) []byte
+	}{
+		{"truncated", func(b []byte) []byte { return b[:len(b)/2] }},
+		{"flipped byte", func(b []byte) []byte { c := bytes.Clone(b); c[len(c)/2] ^= 0xff; return c }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := []Row{{Path: rows[0].Path, TaskBinary: tt.tamper(rows[0].TaskBinary)}}
+			var buf bytes.Buffer
+			if err := WriteParquet(&buf, r); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(t.TempDir(), "tasks.parquet")
+			os.WriteFile(p, buf.Bytes(), 0o644)
+			rep, err := Check(context.Background(), nil, p, CheckOptions{NoTrials: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.OK() || len(rep.Problems) == 0 || rep.Problems[0].Task != rows[0].Path {
+				t.Fatalf("tampered task_binary: %+v, want a problem naming %s", rep.Problems, rows[0].Path)
+			}
+		})
+	}
+}
+
+// TestHarborCheckOnEngine runs the smoke-test trials of a task on the real engine, with
+// the fixture index as the registry service's upstream.
+func TestHarborCheckOnEngine(t *testing.T) {
+	if os.Getenv("DOCKER_HOST") == "" {
+		testenv.Missing(t, "no DOCKER_HOST")
+	}
+	ctx := context.Background()
+	eng, err := Connect(ctx)
+	if err != nil {
+		testenv.Missing(t, "engine: %v", err)
+		return
+	}
+	defer eng.Close()
+	if _, err := eng.cli.ImageInspect(ctx, "localhost/envgap-python-eval:latest"); err != nil {
+		testenv.Missing(t, "image envgap-python-eval: %v (make images)", err)
+	}
+	gw, err := eng.HostAddress(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: demo.PyPIHandler(demo.PyPIFS())}
+	go srv.Serve(ln)
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	a, _ := buildTest(t)
+	p := filepath.Join(t.TempDir(), "tasks.parquet")
+	os.WriteFile(p, a[ParquetPath], 0o644)
+	var log bytes.Buffer
+	isEnv := func(p string) bool { return p == "requirements.txt" || p == "README.md" }
+	rep, err := Check(ctx, eng, p, CheckOptions{CorpusID: "sha256:test", Trial: TrialOptions{
+		PyPIUpstream: "http://" + net.JoinHostPort(gw, port) + "/simple/", IsEnvFile: isEnv, Log: &log}})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	var table bytes.Buffer
+	rep.WriteTable(&table)
+	t.Logf("\n%s", table.String())
+	if !rep.OK() || len(rep.Results) != 4 {
+		t.Fatalf("smoke table disagrees:\n%s\n%s", table.String(), log.String())
+	}
+}
