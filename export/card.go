@@ -91,6 +91,8 @@ type cardData struct {
 	Meta ReleaseConfig
 	// NotAudited: exported with --no-audit and no task audited.
 	NotAudited bool
+	// Harbor: the folder has the tasks in Harbor's format (envgap export --harbor).
+	Harbor *HarborOutput
 }
 
 // sizeCategory is the Hub's size category of a row count.
@@ -189,7 +191,21 @@ type cardView struct {
 	EvalPath, EvalFramework string
 	// NotAudited: the release was exported with --no-audit and no task was audited.
 	NotAudited bool
-	funnel     *catalog.Funnel
+	// Harbor describes the Harbor files, nil when the folder has none.
+	Harbor *harborView
+	funnel *catalog.Funnel
+}
+
+// The Harbor files' paths in the folder (envgap export --harbor writes them).
+const (
+	HarborParquetPath = "harbor/tasks.parquet"
+	HarborDatasetPath = "harbor/dataset.toml"
+)
+
+// harborView is what the card says of the Harbor files.
+type harborView struct {
+	Tasks                           int
+	SchemaVersion, Parquet, Dataset string
 }
 
 // cardConfig is one config of the front matter.
@@ -252,6 +268,9 @@ func viewOf(d *cardData) (*cardView, error) {
 		Links: linksLine(d.Meta), Citation: d.Meta.Citation, Discussion: d.Meta.Discussion,
 		EmptyConfigs: emptyConfigs(d.ConfigRows), EvalPath: EvalPath, EvalFramework: d.Meta.EvaluationFramework,
 		NotAudited: d.NotAudited}
+	if h := d.Harbor; h != nil {
+		v.Harbor = &harborView{Tasks: h.Tasks, SchemaVersion: h.SchemaVersion, Parquet: HarborParquetPath, Dataset: HarborDatasetPath}
+	}
 	fm := frontMatterOf(d)
 	y, err := marshalYAML(&fm)
 	if err != nil {

@@ -22,9 +22,10 @@ func TestCardGolden(t *testing.T) {
 		golden string
 		setup  func(catalog.Store)
 		notes  string
+		harbor bool
 	}{
 		{golden: "card.golden.md"},
-		{golden: "card-excluded.golden.md", notes: "All text was scanned for credentials before export; the only hits were text that looks like a token but is not one (ghp_import in " + idReported + ").",
+		{golden: "card-excluded.golden.md", harbor: true, notes: "All text was scanned for credentials before export; the only hits were text that looks like a token but is not one (ghp_import in " + idReported + ").",
 			setup: func(st catalog.Store) {
 				if _, err := Exclude(st, ExcludeRequest{InstanceID: idControl, Reason: "setup.py builds its dependency list at run time, so <deps> cannot be read.", Now: fixedNow}); err != nil {
 					t.Fatal(err)
@@ -41,8 +42,24 @@ func TestCardGolden(t *testing.T) {
 			if tc.notes != "" {
 				o.Reviewer = testReviewer{notes: tc.notes}
 			}
+			if tc.harbor {
+				o.Harbor = func(pub []schemas.Task, id string) (*HarborOutput, error) {
+					n := 0
+					for i := range pub {
+						if !pub[i].ExcludedFromScoring {
+							n++
+						}
+					}
+					return &HarborOutput{Files: map[string][]byte{HarborParquetPath: []byte("rows of " + id), HarborDatasetPath: []byte("[dataset]\n")}, Tasks: n, SchemaVersion: "1.1"}, nil
+				}
+			}
 			if _, err := Export(st, o); err != nil {
 				t.Fatal(err)
+			}
+			if tc.harbor {
+				if b, err := os.ReadFile(filepath.Join(out, HarborDatasetPath)); err != nil || string(b) != "[dataset]\n" {
+					t.Fatalf("harbor files not written: %q %v", b, err)
+				}
 			}
 			got, err := os.ReadFile(filepath.Join(out, "README.md"))
 			if err != nil {

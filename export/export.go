@@ -46,9 +46,21 @@ type Options struct {
 	// Source is envgap's source tree (envgap.Source), written with the task rows into the
 	// harness zip (HarnessPath). It is required: a release ships its harness.
 	Source fs.FS
+	// Harbor, when set, makes the Harbor files of the folder (envgap export --harbor:
+	// harbor/tasks.parquet and harbor/dataset.toml) from the published task rows and their
+	// corpus id; the card then has a section on running EnvGap in Harbor.
+	Harbor func(pub []schemas.Task, corpusID string) (*HarborOutput, error)
 	// Release, when set (e.g. 2026-09-29), records the exported task set in the store as
 	// ref releases/<Release>. A release name is never reused for another task set.
 	Release string
+}
+
+// HarborOutput is what Options.Harbor made: the files (path in the folder -> bytes), the
+// number of tasks in them and the version of Harbor's task config they follow.
+type HarborOutput struct {
+	Files         map[string][]byte
+	Tasks         int
+	SchemaVersion string
 }
 
 // ConfigReport describes one written config.
@@ -315,13 +327,19 @@ func (c *contents) write(tmp string, opts *Options) (*Report, error) {
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	meta := opts.Meta.withDefaults(opts.Repo, c.pubID)
+	var harbor *HarborOutput
+	if opts.Harbor != nil {
+		if harbor, err = opts.Harbor(c.pub, c.pubID); err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+	}
 	chart, err := FunnelChart(c.funnel)
 	if err != nil {
 		return nil, fmt.Errorf("export: chart: %w", err)
 	}
 	card, err := renderCard(&cardData{Repo: opts.Repo, CorpusID: c.pubID, Tasks: c.pub, Candidates: c.cands,
 		Funnel: c.funnel, Excluded: c.excluded, ConfigRows: rowsOf, Credentials: c.notes, Infos: dsInfos, Meta: meta,
-		NotAudited: c.audited == 0})
+		NotAudited: c.audited == 0, Harbor: harbor})
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
@@ -341,6 +359,20 @@ func (c *contents) write(tmp string, opts *Options) (*Report, error) {
 			return nil, fmt.Errorf("export: %w", err)
 		}
 		rep.Other = append(rep.Other, FileInfo{Path: f.rel, Bytes: int64(len(f.b)), SHA256: schemas.Hash(f.b).Hex()})
+	}
+	if harbor != nil {
+		paths := make([]string, 0, len(harbor.Files))
+		for p := range harbor.Files {
+			paths = append(paths, p)
+		}
+		slices.Sort(paths)
+		for _, p := range paths {
+			b := harbor.Files[p]
+			if err := writeSmallFile(filepath.Join(tmp, filepath.FromSlash(p)), b); err != nil {
+				return nil, fmt.Errorf("export: %w", err)
+			}
+			rep.Other = append(rep.Other, FileInfo{Path: p, Bytes: int64(len(b)), SHA256: schemas.Hash(b).Hex()})
+		}
 	}
 	return rep, nil
 }
@@ -521,7 +553,7 @@ func checkAudits(tasks []schemas.Task, audits AuditSource) (int, error) {
 
 // ownedPaths are the paths of an export folder that Export writes and replaces.
 func ownedPaths() []string {
-	out := []string{"README.md", LicensePath, EvalPath, FunnelChartPath, HarnessPath}
+	out := []string{"README.md", LicensePath, EvalPath, FunnelChartPath, HarnessPath, "harbor"}
 	for _, c := range Configs {
 		out = append(out, dataDir(c))
 	}

@@ -43,6 +43,8 @@ type evalWorld struct {
 	hub         string
 	osv         string
 	c1, h2      string
+	// curation is the store the Hub folder was exported from.
+	curation string
 }
 
 func newEvalWorld(t testing.TB) *evalWorld {
@@ -118,7 +120,7 @@ func newEvalWorld(t testing.TB) *evalWorld {
 	if err := st.SetRef(data.RefExclusions+evalExcluded, d); err != nil {
 		t.Fatal(err)
 	}
-	w.hub = exportStore(t, curation)
+	w.hub, w.curation = exportStore(t, curation), curation
 	return w
 }
 

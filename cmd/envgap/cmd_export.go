@@ -1,23 +1,27 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
 	"github.com/envgap/envgap"
+	"github.com/envgap/envgap/crawl/gitfetch"
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/export/scan"
 	"github.com/spf13/cobra"
 )
 
 type exportOptions struct {
-	Out           string
-	Repo          string
-	Release       string
-	ReleaseConfig string
-	Meta          export.ReleaseConfig
-	CitationFile  string
-	NoAudit       bool
+	Out            string
+	Repo           string
+	Release        string
+	ReleaseConfig  string
+	Meta           export.ReleaseConfig
+	CitationFile   string
+	NoAudit        bool
+	Harbor         bool
+	GitURLTemplate string
 }
 
 func newExportCommand(f *factory) *cobra.Command {
@@ -56,13 +60,15 @@ discussion page, the citation to a BibTeX entry of the dataset and its corpus id
 			if opts.Out == "" {
 				return usageError{fmt.Errorf("--out is required")}
 			}
-			return runExport(f, opts)
+			return runExport(c.Context(), f, opts)
 		},
 	}
 	c.Flags().StringVar(&opts.Out, "out", "", "the export folder")
 	c.Flags().StringVar(&opts.Repo, "repo", export.DefaultRepo, "the Hub dataset the card's load_dataset snippets name")
 	c.Flags().StringVar(&opts.Release, "release", "", "record the exported task set as ref releases/NAME (e.g. 2026-09-29)")
 	c.Flags().BoolVar(&opts.NoAudit, "no-audit", false, "publish although no task has a registry audit (the card says so)")
+	c.Flags().BoolVar(&opts.Harbor, "harbor", false, "also write the tasks in Harbor's format: harbor/tasks.parquet and harbor/dataset.toml (see envgap harbor check)")
+	c.Flags().StringVar(&opts.GitURLTemplate, "git-url-template", gitfetch.DefaultURLTemplate, "with --harbor: where GitHub tasks' base commits are fetched from: {repo}, {owner}, {name}")
 	c.Flags().StringVar(&opts.ReleaseConfig, "release-config", "", "YAML file with the card's links, citation and evaluation framework")
 	c.Flags().StringVar(&opts.Meta.Leaderboard, "leaderboard", "", "the leaderboard's URL (card link)")
 	c.Flags().StringVar(&opts.Meta.Code, "code", "", "the evaluation code's URL (default: the harness zip in the dataset repository)")
@@ -106,7 +112,7 @@ func releaseMeta(opts *exportOptions) (export.ReleaseConfig, error) {
 	return meta.Merge(flags), nil
 }
 
-func runExport(f *factory, opts *exportOptions) error {
+func runExport(ctx context.Context, f *factory, opts *exportOptions) error {
 	st, err := f.OpenStore()
 	if err != nil {
 		return err
@@ -118,6 +124,9 @@ func runExport(f *factory, opts *exportOptions) error {
 	eo := export.Options{Out: opts.Out, Repo: opts.Repo, Release: opts.Release, Audits: auditSource(st), NoAudit: opts.NoAudit, Source: envgap.Source(), Meta: meta}
 	if err := withReviewer(&eo); err != nil {
 		return err
+	}
+	if opts.Harbor {
+		eo.Harbor = harborExport(ctx, opts.Repo, opts.GitURLTemplate, f.Err)
 	}
 	rep, err := export.Export(st, eo)
 	if err != nil {

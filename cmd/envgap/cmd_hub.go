@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/export/hub"
+	"github.com/envgap/envgap/harness/harbor"
 	"github.com/envgap/envgap/schemas"
 	"github.com/spf13/cobra"
 )
@@ -44,14 +47,23 @@ release's: its rows give the corpus id its manifest records, and that id is the 
 exported folder the zip sits in (or --against DIR), or --corpus-id ID. When they differ,
 the tasks that differ are listed as above.
 
+Given Harbor's tasks.parquet (harbor/tasks.parquet of a folder exported with --harbor),
+check that its rows are the release's: one row per task not excluded from scoring, each
+task's task.toml naming the release's corpus id (of the folder holding harbor/, or
+--against DIR, or --corpus-id ID).
+
 Exit code 5 when anything differs.`,
 		Example: "  envgap hub check --release release/ --against downloaded/\n" +
 			"  envgap hf check --release harness/envgap-source.zip\n" +
-			"  envgap hf check --release envgap-source.zip --corpus-id 5debed7bf026",
+			"  envgap hf check --release envgap-source.zip --corpus-id 5debed7bf026\n" +
+			"  envgap hf check --release release/harbor/tasks.parquet",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			if opts.Release == "" {
 				return usageError{fmt.Errorf("--release is required")}
+			}
+			if isParquet(opts.Release) {
+				return runHarborTie(f, opts)
 			}
 			if isZip(opts.Release) {
 				return runHarnessCheck(f, opts)
@@ -271,4 +283,53 @@ func printPlan(f *factory, p *hub.Plan) {
 	n := p.Counts()
 	fmt.Fprintf(f.Out, "%s@%s: %d to add, %d to update, %d to delete, %d unchanged\n", p.Repo, p.Revision,
 		n[hub.ChangeAdd], n[hub.ChangeUpdate], n[hub.ChangeDelete], n[hub.ChangeUnchanged])
+}
+
+func isParquet(p string) bool {
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		return false
+	}
+	return strings.HasSuffix(strings.ToLower(p), ".parquet")
+}
+
+// runHarborTie checks a Harbor tasks.parquet against its release.
+func runHarborTie(f *factory, opts *hubCheckOptions) error {
+	against := opts.Against
+	if against == "" && filepath.Base(filepath.Dir(opts.Release)) == path.Dir(harbor.ParquetPath) {
+		against = filepath.Dir(filepath.Dir(opts.Release))
+	}
+	if against == "" {
+		return usageError{fmt.Errorf("%s is not inside an exported folder (DIR/%s): give the folder with --against DIR", opts.Release, harbor.ParquetPath)}
+	}
+	tasks, err := export.ReadTasks(against)
+	if err != nil {
+		return err
+	}
+	id, err := schemas.CorpusID(tasks)
+	if err != nil {
+		return err
+	}
+	if opts.CorpusID != "" && opts.CorpusID != id {
+		return damageError{fmt.Errorf("hf check: %s has corpus id %s, not %s", against, id, opts.CorpusID)}
+	}
+	ps, err := harbor.Tie(opts.Release, tasks, id)
+	if err != nil {
+		return err
+	}
+	if f.Global.JSON {
+		if err := f.printJSON(map[string]any{"release": opts.Release, "against": against, "corpus_id": id, "problems": ps}); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range ps {
+			fmt.Fprintf(f.Out, "FAIL %s\n", p)
+		}
+		if len(ps) == 0 {
+			fmt.Fprintf(f.Out, "%s: the rows are the tasks of %s (corpus id %s) that are not excluded from scoring\n", opts.Release, against, id)
+		}
+	}
+	if len(ps) > 0 {
+		return damageError{fmt.Errorf("hf check: %s is not the Harbor form of %s (corpus id %s)", opts.Release, against, id)}
+	}
+	return nil
 }

@@ -105,7 +105,7 @@ as the EnvGap dataset. Every stage reads and writes one content-addressed store
 		newTryCommand(f),
 		newRecheckCommand(f),
 		newBuildImagesCommand(f),
-		newAdmitCommand(f), newExportCommand(f), newHubCommand(f), newExcludeCommand(f),
+		newAdmitCommand(f), newExportCommand(f), newHubCommand(f), newExcludeCommand(f), newHarborCommand(f),
 		newRegistryCommand(f),
 		newScanCommand(f), newAuditCommand(f),
 		newEvalCommand(f), newReportCommand(f), newSiteCommand(f), newRunCommand(f), newAgentReproCommand(f), newProposeCommand(f),

@@ -28,7 +28,9 @@ var networkModes = map[string]bool{"public": true, "no-network": true, "allowlis
 // default-fail test.sh and the oracle's solve.sh.
 func CheckFiles(path string, files []File, corpusID string) []Problem {
 	var ps []Problem
-	bad := func(field, f string, a ...any) { ps = append(ps, Problem{Task: path, Field: field, Msg: fmt.Sprintf(f, a...)}) }
+	bad := func(field, f string, a ...any) {
+		ps = append(ps, Problem{Task: path, Field: field, Msg: fmt.Sprintf(f, a...)})
+	}
 	by := map[string]File{}
 	hasEnv := false
 	for _, f := range files {

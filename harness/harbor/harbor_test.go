@@ -61,6 +61,12 @@ func testTasks(t testing.TB) ([]schemas.Task, func(context.Context, *schemas.Tas
 	if err != nil {
 		t.Fatal(err)
 	}
+	controlFiles := map[string]string{"requirements.txt": fixed, "stats.py": statsPy, "README.md": "# stats\n"}
+	controlBase, err := commitFiles(t.TempDir(), controlFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byBase := map[string]map[string]string{base: projectFiles, controlBase: controlFiles}
 	s := func(v string) *string { return &v }
 	mk := func(id string, control bool) schemas.Task {
 		tk := schemas.Task{Ident: schemas.Ident{InstanceID: id}}
@@ -80,9 +86,11 @@ func testTasks(t testing.TB) ([]schemas.Task, func(context.Context, *schemas.Tas
 	}
 	ex := mk("envgap__acme__stats-7", false)
 	ex.ExcludedFromScoring = true
-	tasks := []schemas.Task{mk("envgap__acme__stats-1", false), ex}
+	control := mk("envgap__acme__stats-5", true)
+	control.BaseCommit, control.Source, control.GoldFiles = controlBase, schemas.SourceReported, []schemas.File{}
+	tasks := []schemas.Task{mk("envgap__acme__stats-1", false), ex, control}
 	mat := func(_ context.Context, tk *schemas.Task, dir string) error {
-		h, err := commitFiles(dir, projectFiles)
+		h, err := commitFiles(dir, byBase[tk.BaseCommit])
 		if err == nil && h != tk.BaseCommit {
 			err = errors.New("materialized another commit")
 		}
@@ -106,8 +114,8 @@ func TestBuildIsDeterministicAndChecks(t *testing.T) {
 	if !bytes.Equal(a[ParquetPath], b[ParquetPath]) || !bytes.Equal(a[DatasetPath], b[DatasetPath]) {
 		t.Fatal("two builds of the same tasks differ")
 	}
-	if rep.Tasks != 1 || rep.Excluded != 1 {
-		t.Fatalf("report %+v, want 1 task and 1 excluded", rep)
+	if rep.Tasks != 2 || rep.Excluded != 1 {
+		t.Fatalf("report %+v, want 2 tasks and 1 excluded", rep)
 	}
 	p := filepath.Join(t.TempDir(), "tasks.parquet")
 	if err := os.WriteFile(p, a[ParquetPath], 0o644); err != nil {
@@ -117,7 +125,7 @@ func TestBuildIsDeterministicAndChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.OK() || got.Tasks != 1 {
+	if !got.OK() || got.Tasks != 2 {
 		t.Fatalf("check: %+v", got)
 	}
 	tasks, _ := Load(p)
@@ -217,7 +225,7 @@ func TestHarborCheckOnEngine(t *testing.T) {
 	var table bytes.Buffer
 	rep.WriteTable(&table)
 	t.Logf("\n%s", table.String())
-	if !rep.OK() || len(rep.Results) != 4 {
+	if !rep.OK() || len(rep.Results) != 8 {
 		t.Fatalf("smoke table disagrees:\n%s\n%s", table.String(), log.String())
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/envgap/envgap/schemas"
 )
 
 // Loaded is one task read by Load: its path and files, or why it could not be read.
@@ -187,4 +189,41 @@ func firstLine(s string) string {
 		s = s[:100] + "..."
 	}
 	return s
+}
+
+// Tie checks that the tasks at src (a tasks.parquet) are a release's: one row for each of
+// its tasks that is not excluded from scoring and no other, each passing the structural
+// checks with the release's corpus id in its metadata.
+func Tie(src string, tasks []schemas.Task, corpusID string) ([]Problem, error) {
+	loaded, err := Load(src)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for i := range tasks {
+		if !tasks[i].ExcludedFromScoring {
+			want[tasks[i].InstanceID] = true
+		}
+	}
+	ps := []Problem{}
+	for _, l := range loaded {
+		if l.Err != nil {
+			ps = append(ps, Problem{Task: l.Path, Field: "task_binary", Msg: l.Err.Error()})
+			continue
+		}
+		if !want[l.Path] {
+			ps = append(ps, Problem{Task: l.Path, Field: "path", Msg: "not a task of the release (or excluded from scoring)"})
+		}
+		delete(want, l.Path)
+		ps = append(ps, CheckFiles(l.Path, l.Files, corpusID)...)
+	}
+	missing := make([]string, 0, len(want))
+	for id := range want {
+		missing = append(missing, id)
+	}
+	sort.Strings(missing)
+	for _, id := range missing {
+		ps = append(ps, Problem{Task: id, Field: "path", Msg: "a task of the release has no row"})
+	}
+	return ps, nil
 }

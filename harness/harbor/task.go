@@ -81,7 +81,9 @@ func TaskDir(t *schemas.Task, project *Project, tool map[string][]byte, m Meta) 
 		image = t.Ecosystem.Image()
 	}
 	var files []File
-	add := func(p string, mode fs.FileMode, b []byte) { files = append(files, File{Path: p, Mode: mode, Content: b}) }
+	add := func(p string, mode fs.FileMode, b []byte) {
+		files = append(files, File{Path: p, Mode: mode, Content: b})
+	}
 	add(InstructionPath, 0o644, Instruction(t))
 	cfg, err := taskConfig(t, m)
 	if err != nil {
@@ -226,9 +228,9 @@ func taskConfig(t *schemas.Task, m Meta) ([]byte, error) {
 		Task: tomlTask{Name: TaskName(t.InstanceID),
 			Description: fmt.Sprintf("EnvGap %s task: make %s build and run by changing its environment files only", t.Source, t.Repo),
 			Keywords:    []string{"envgap", string(t.Source), string(t.Ecosystem), "environment-repair"}},
-		Metadata:    md,
-		Verifier:    tomlPhase{TimeoutSec: AttemptTimeoutSec, NetworkMode: "public"},
-		Agent:       tomlPhase{TimeoutSec: AttemptTimeoutSec, NetworkMode: "public"},
+		Metadata: md,
+		Verifier: tomlPhase{TimeoutSec: AttemptTimeoutSec, NetworkMode: "public"},
+		Agent:    tomlPhase{TimeoutSec: AttemptTimeoutSec, NetworkMode: "public"},
 		Environment: tomlEnv{BuildTimeoutSec: 1800, CPUs: int(lim.CPUs), MemoryMB: int(lim.MemoryBytes >> 20), StorageMB: 10240, NetworkMode: "public",
 			Healthcheck: tomlHealthcheck{Command: "envgap-task ping " + RegistryURL + "/", IntervalSec: 2, TimeoutSec: 10, StartPeriodSec: 5, Retries: 5}},
 	}
@@ -362,4 +364,3 @@ step resolve || finish 0 0 "resolve failed (exit $rc)"
 step run || finish 0 0 "run failed (exit $rc)"
 finish 1 1 "resolved: the project installs and runs"
 `
-

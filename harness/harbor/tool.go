@@ -32,7 +32,7 @@ var toolPicks = map[string][]string{"crawl": {"classify.go"}}
 // module is an error: the tool builds offline with Go alone.
 func ToolSource(src fs.FS) (map[string][]byte, error) {
 	out := map[string][]byte{
-		"go.mod":                 []byte("module " + module + "\n\ngo 1.26\n"),
+		"go.mod":                  []byte("module " + module + "\n\ngo 1.26\n"),
 		"cmd/envgap-task/main.go": toolMain,
 	}
 	queue, err := moduleImports("cmd/envgap-task/main.go", toolMain)
