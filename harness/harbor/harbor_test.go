@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -227,5 +228,29 @@ func TestHarborCheckOnEngine(t *testing.T) {
 	t.Logf("\n%s", table.String())
 	if !rep.OK() || len(rep.Results) != 8 {
 		t.Fatalf("smoke table disagrees:\n%s\n%s", table.String(), log.String())
+	}
+}
+
+// TestToolSourceBuilds builds envgap-task from the source a task carries, offline, with
+// the standard library only (as the environment's Dockerfile does).
+func TestToolSourceBuilds(t *testing.T) {
+	goTool := testenv.Tool(t, "go")
+	src, err := ToolSource(os.DirFS("../.."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var files []File
+	for p, b := range src {
+		files = append(files, File{Path: p, Content: b})
+	}
+	if err := WriteDir(context.Background(), dir, files); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(goTool, "build", "-trimpath", "-o", filepath.Join(dir, "envgap-task"), "./cmd/envgap-task")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build envgap-task: %v\n%s", err, out)
 	}
 }
