@@ -2,34 +2,42 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/envgap/envgap/export/scan"
+	"github.com/envgap/envgap"
+	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/harness/harbor"
 )
 
-// TestExportHarborAndChecks exports the eval world's store with --harbor twice (GitHub
+// TestExportHarborAndChecks exports the eval world's store with the Harbor files twice (GitHub
 // tasks materialized from the file:// repository), checks the parquet is byte-identical,
 // that hf check ties it to the release and harbor check finds its structure sound, and
 // that a truncated task_binary fails both, named by the task's path.
 func TestExportHarborAndChecks(t *testing.T) {
 	w := newEvalWorld(t)
-	if _, err := runCLI(t, "--store", w.curation, "scan", "--review", "../../"+scan.DefaultReviewFile); err != nil {
+	st, err := catalog.Open(w.curation)
+	if err != nil {
 		t.Fatal(err)
 	}
 	var parquets [][]byte
 	var release string
 	for i := 0; i < 2; i++ {
 		release = filepath.Join(t.TempDir(), "release")
-		out, err := runCLI(t, "--store", w.curation, "export", "--out", release, "--no-audit", "--harbor", "--git-url-template", w.gitTemplate)
+		var progress bytes.Buffer
+		// As envgap export --harbor wires it (the credential review is stubbed: the
+		// scan has its own tests).
+		_, err := export.Export(st, export.Options{Out: release, Reviewer: passReviewer{}, NoAudit: true,
+			Source: envgap.Source(), Harbor: harborExport(context.Background(), export.DefaultRepo, w.gitTemplate, &progress)})
 		if err != nil {
-			t.Fatalf("export --harbor: %v\n%s", err, out)
+			t.Fatalf("export --harbor: %v", err)
 		}
-		if !strings.Contains(out, harbor.ParquetPath) || !strings.Contains(out, harbor.DatasetPath) {
-			t.Errorf("export does not report the Harbor files:\n%s", out)
+		if !strings.Contains(progress.String(), "harbor: 2 tasks") {
+			t.Errorf("export --harbor's progress: %q", progress.String())
 		}
 		b, err := os.ReadFile(filepath.Join(release, harbor.ParquetPath))
 		if err != nil {
