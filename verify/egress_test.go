@@ -197,6 +197,9 @@ func TestEgressSetupThatReachesAroundTheProxyFails(t *testing.T) {
 			if refusedCount(run.RefusedConnections, tt.host, tt.port) == 0 {
 				t.Errorf("the run does not record the refusal of %s:%d: %+v", tt.host, tt.port, run.RefusedConnections)
 			}
+			if txt := core.RefusedText(run); !strings.Contains(txt, fmt.Sprintf("%s:%d (", tt.host, tt.port)) {
+				t.Errorf("the run's log line does not name the refused host: %q", txt)
+			}
 		})
 	}
 }

@@ -85,6 +85,9 @@ func (s *Stage) PrintRun(w io.Writer, r *schemas.Run) error {
 	if err := PrintSteps(w, s.Store, r.Steps); err != nil {
 		return err
 	}
+	if _, err := io.WriteString(w, core.RefusedText(r)); err != nil {
+		return err
+	}
 	if r.Side == string(core.SideBefore) {
 		fmt.Fprintf(w, "\nexpected failure matched: %v", r.FailureMatched)
 		if r.MatchedStep != "" {

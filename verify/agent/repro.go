@@ -143,6 +143,7 @@ func (s *ReproServer) repro(ctx context.Context) (*ReproAnswer, error) {
 			}
 		}
 	}
+	b.WriteString(core.RefusedText(run))
 	ans.Output = b.String()
 	return ans, nil
 }

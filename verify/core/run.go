@@ -213,3 +213,16 @@ func (c *Core) stepRecord(st sandbox.StepResult) (schemas.StepRecord, error) {
 		Output: out, FullOutput: full, OutputSize: st.OutputSize, Truncated: st.Truncated,
 	}, nil
 }
+
+// RefusedText says, for people and agents, which connections a run's sandbox was refused
+// ("" when none): one line naming each host:port and how many times.
+func RefusedText(run *schemas.Run) string {
+	if run == nil || len(run.RefusedConnections) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(run.RefusedConnections))
+	for _, c := range run.RefusedConnections {
+		parts = append(parts, fmt.Sprintf("%s:%d (%dx)", c.Host, c.Port, c.Count))
+	}
+	return "=== egress: connections refused (the sandbox reaches only the date-limited registry proxy and the image's package sources): " + strings.Join(parts, ", ") + "\n"
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
+	"github.com/envgap/envgap/verify/core"
 )
 
 // Folder is a result folder read back.
@@ -163,6 +164,7 @@ func (e *Evaluator) WriteLog(w io.Writer, t *schemas.Task, r *schemas.EvalResult
 		if err := verify.PrintSteps(w, e.Store, run.Steps); err != nil {
 			return fmt.Errorf("log of %s: %w", r.InstanceID, err)
 		}
+		io.WriteString(w, core.RefusedText(&run))
 	}
 	if len(r.Steps) > 0 {
 		fmt.Fprintf(w, "\nD1 declared: %s\nD3 traced:   %s\n", listOr(r.D1), listOr(r.D3))

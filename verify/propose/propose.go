@@ -470,5 +470,6 @@ func failureLog(st catalog.Store, repro schemas.Verdict) ([]byte, error) {
 		}
 		fmt.Fprintf(&b, "=== %s exited %d (timed out: %v)\n", s.Name, s.ExitCode, s.TimedOut)
 	}
+	b.WriteString(core.RefusedText(&run))
 	return b.Bytes(), nil
 }
