@@ -80,7 +80,23 @@ type Options struct {
 	// NodeMajor and NPMMajor are the major versions fetched for the local
 	// flavour; zero means 20 and 10.
 	NodeMajor, NPMMajor int
+	// BuildTimeout is the deadline of one image's build (its npm downloads, the engine's
+	// build and the reading of its output) and of the base image's pull; zero means
+	// DefaultBuildTimeout. A build past it is stopped (the request to the engine is
+	// closed, which ends the build there) and Build fails with ErrDeadline.
+	BuildTimeout time.Duration
 }
+
+// DefaultBuildTimeout is the deadline of one image's build when Options.BuildTimeout is
+// zero: a cold build of the four images takes minutes, not an hour.
+const DefaultBuildTimeout = time.Hour
+
+// callTimeout is the deadline of one short engine call (inspecting or tagging an image).
+var callTimeout = 30 * time.Second // a variable for the tests
+
+// ErrDeadline marks an engine call, a pull or a build that did not finish within its
+// deadline (an engine that stopped answering, or a build that hangs).
+var ErrDeadline = errors.New("did not finish within its deadline")
 
 // Built reports one image.
 type Built struct {
@@ -105,6 +121,10 @@ func Build(ctx context.Context, eng Engine, opts Options) ([]Built, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.BuildTimeout <= 0 {
+		opts.BuildTimeout = DefaultBuildTimeout
+	}
+	eng = &deadlines{eng: eng, long: opts.BuildTimeout}
 	out := opts.Progress
 	if out == nil {
 		out = io.Discard
@@ -145,10 +165,12 @@ func Build(ctx context.Context, eng Engine, opts Options) ([]Built, error) {
 			}
 		}
 		fmt.Fprintf(out, "%s: building on %s (%s flavour)\n", b.Ref, base, flavourName(local))
-		if err := in.fetch(ctx, hc, opts.CacheDir); err != nil {
-			return results, fmt.Errorf("%s: %w", s.name, err)
-		}
-		id, err := runBuild(ctx, eng, b, in, opts.NoCache, out)
+		id, err := withDeadline(ctx, opts.BuildTimeout, "the build (--build-timeout)", func(ctx context.Context) (string, error) {
+			if err := in.fetch(ctx, hc, opts.CacheDir); err != nil {
+				return "", err
+			}
+			return runBuild(ctx, eng, b, in, opts.NoCache, out)
+		})
 		if err != nil {
 			return results, fmt.Errorf("%s: %w", s.name, err)
 		}
@@ -514,3 +536,78 @@ func (t *tailLines) add(s string) {
 }
 
 func (t *tailLines) String() string { return strings.Join(t.lines, "\n") }
+
+// withDeadline runs f with a deadline d from now; when the deadline ends it (and not ctx),
+// the error wraps ErrDeadline and names what did not finish.
+func withDeadline[T any](ctx context.Context, d time.Duration, what string, f func(context.Context) (T, error)) (T, error) {
+	cctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	v, err := f(cctx)
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return v, fmt.Errorf("%s %w (%s): %v", what, ErrDeadline, d, err)
+	}
+	return v, err
+}
+
+// deadlines gives every call to the engine a deadline: a short one to inspecting and
+// tagging, the build timeout to a pull with the reading of its progress (Build bounds a
+// build itself, with the reading of its output).
+type deadlines struct {
+	eng  Engine
+	long time.Duration
+}
+
+func (d *deadlines) ImageInspect(ctx context.Context, ref string, opts ...client.ImageInspectOption) (image.InspectResponse, error) {
+	return withDeadline(ctx, callTimeout, "inspecting "+ref, func(ctx context.Context) (image.InspectResponse, error) {
+		return d.eng.ImageInspect(ctx, ref, opts...)
+	})
+}
+
+func (d *deadlines) ImageTag(ctx context.Context, source, target string) error {
+	_, err := withDeadline(ctx, callTimeout, "tagging "+target, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, d.eng.ImageTag(ctx, source, target)
+	})
+	return err
+}
+
+// ImagePull returns the pull's progress stream, which must be read to its end within the
+// build timeout; closing it releases the deadline.
+func (d *deadlines) ImagePull(ctx context.Context, ref string, opts image.PullOptions) (io.ReadCloser, error) {
+	cctx, cancel := context.WithTimeout(ctx, d.long)
+	rc, err := d.eng.ImagePull(cctx, ref, opts)
+	if err != nil {
+		cancel()
+		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("pulling %s %w (%s): %v", ref, ErrDeadline, d.long, err)
+		}
+		return nil, err
+	}
+	return &deadlineBody{ReadCloser: rc, ctx: ctx, cctx: cctx, cancel: cancel, what: "pulling " + ref, d: d.long}, nil
+}
+
+func (d *deadlines) ImageBuild(ctx context.Context, buildContext io.Reader, options build.ImageBuildOptions) (build.ImageBuildResponse, error) {
+	return d.eng.ImageBuild(ctx, buildContext, options)
+}
+
+// deadlineBody is a stream read under a deadline: a read the deadline ended wraps
+// ErrDeadline; Close releases the deadline.
+type deadlineBody struct {
+	io.ReadCloser
+	ctx, cctx context.Context
+	cancel    context.CancelFunc
+	what      string
+	d         time.Duration
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && b.ctx.Err() == nil && errors.Is(b.cctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("%s %w (%s): %v", b.what, ErrDeadline, b.d, err)
+	}
+	return n, err
+}
+
+func (b *deadlineBody) Close() error {
+	defer b.cancel()
+	return b.ReadCloser.Close()
+}

@@ -26,7 +26,9 @@ func newBuildImagesCommand(f *factory) *cobra.Command {
 (tagged localhost/<name>:latest) through the engine. Each image is labelled with the digest
 of its build inputs and skipped when that label already matches. The production base is
 ubuntu:22.04; where it can be neither found nor pulled, the local Debian base made by
-images/setup-engine.sh is used instead, and a notice says so.`,
+images/setup-engine.sh is used instead, and a notice says so. Every engine call has a
+deadline: an image's build (and the base image's pull) ends after --build-timeout, other
+calls after 30 s, so an engine that stops answering ends the command with an error.`,
 		Example: "  envgap build-images\n  envgap build-images --only python --force\n  envgap build-images --base localhost/envgap-base:bookworm",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -45,6 +47,7 @@ images/setup-engine.sh is used instead, and a notice says so.`,
 	c.Flags().StringVar(&opts.NPMRegistry, "npm-registry", "", "npm registry for the local flavour (default: the npm client's configured registry)")
 	c.Flags().StringVar(&opts.HostCAFile, "host-ca", "", "CA bundle copied into local-flavour images (default "+images.DefaultHostCAFile+"; none to skip)")
 	c.Flags().StringVar(&opts.Engine, "engine", "", "Docker Engine API endpoint (default $DOCKER_HOST)")
+	c.Flags().DurationVar(&opts.BuildTimeout, "build-timeout", images.DefaultBuildTimeout, "deadline of one image's build (and of the base image's pull); a build past it is stopped")
 	return c
 }
 
