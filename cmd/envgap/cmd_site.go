@@ -3,7 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/harness/site"
 	"github.com/spf13/cobra"
 )
@@ -43,6 +47,20 @@ func runSite(f *factory, opts *siteOptions) error {
 	rel, err := site.LoadHub(opts.Hub)
 	if err != nil {
 		return usageError{err}
+	}
+	// The harness zip: read and checked here (export's format), offered by the site.
+	zipPath := filepath.Join(opts.Hub, filepath.FromSlash(export.HarnessPath))
+	if zip, err := os.ReadFile(zipPath); err == nil {
+		h, err := export.ReadHarness(zipPath)
+		if err != nil {
+			return usageError{fmt.Errorf("site: %w", err)}
+		}
+		if h.CorpusID != rel.CorpusID {
+			return usageError{fmt.Errorf("site: the harness zip %s holds corpus %s, the folder's task rows are %s: the folder is not one release", zipPath, h.CorpusID, rel.CorpusID)}
+		}
+		rel.Harness = &site.Harness{Zip: zip, CorpusID: h.CorpusID, Dir: strings.TrimSuffix(export.HarnessRoot, "/"), Tasks: export.HarnessTasks}
+	} else if !os.IsNotExist(err) {
+		return err
 	}
 	res, err := site.LoadResults(opts.Results)
 	if err != nil {

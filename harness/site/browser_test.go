@@ -15,7 +15,6 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 )
@@ -177,10 +176,7 @@ func TestSiteInBrowser(t *testing.T) {
 	b := newBrowser(t)
 	f := newFixture(t)
 	dir, _ := f.build(t)
-	cands, err := export.ReadCandidates(f.Hub)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cands := f.Release.Candidates
 
 	pages := []string{IndexPage, TasksPage, ScoringPage, EvaluationPage}
 	for _, c := range cands {

@@ -1,22 +1,21 @@
 package site
 
 import (
+	"archive/zip"
+	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
-	"testing/fstest"
-	"time"
 
-	"github.com/envgap/envgap/data"
-	"github.com/envgap/envgap/data/catalog"
-	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/schemas"
 )
 
-// The fixture's candidates (testdata/candidates.jsonl): two repair tasks (one of them
-// hostile: its problem statement and patch carry script payloads), a control that is then
-// excluded, a not_reproduced candidate and one never checked.
+// The fixture's candidates (testdata/candidates.jsonl, exported by envgap's export code to
+// testdata/hub: cmd/envgap's TestSiteFixtureIsAnExport keeps it so): two repair tasks (one
+// of them hostile: its problem statement and patch carry script payloads), a control that
+// is then excluded, a not_reproduced candidate and one never checked.
 const (
 	idRepaired = "envgap__acme__pyproj-12"
 	idHostile  = "envgap__evil__payload-66"
@@ -25,60 +24,8 @@ const (
 	idWaiting  = "envgap__acme__later-9"
 )
 
-// hubFolder exports the fixture store with envgap's export code and returns the folder.
-func hubFolder(t testing.TB) string {
-	t.Helper()
-	st, err := catalog.Open(filepath.Join(t.TempDir(), "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.AddCandidatesFile("testdata/candidates.jsonl"); err != nil {
-		t.Fatal(err)
-	}
-	for id, o := range map[string]schemas.Outcome{idRepaired: schemas.OutcomeVerified, idHostile: schemas.OutcomeVerified,
-		idControl: schemas.OutcomeAlreadyWorks, idNotRepro: schemas.OutcomeNotReproduced} {
-		c, err := st.CandidateByID(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := schemas.Verdict{Kind: "verdict", InstanceID: id, Candidate: c.Digest, Outcome: o,
-			Reason: "decided in a test", IsControl: o == schemas.OutcomeAlreadyWorks,
-			Recipe: schemas.Recipe{Ecosystem: c.Ecosystem, Image: c.Ecosystem.Image(), BootstrapCommand: "true",
-				ResolveCommand: "make install", ReproCommand: "make repro", RunCommand: "make run",
-				ExpectedFailureRegex: "error", Generated: true},
-			Stability: "3/3", CoreVersion: "test", DecidedAt: "2026-09-25T00:00:00Z",
-			FailureSignature: "error: the build failed <script>window.__pwned=6</script>"}
-		d, err := st.PutJSON(&v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.SetRef(data.RefVerdicts+id, d); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if rep, err := export.Admit(st, export.AdmitOptions{}); err != nil || rep.Refused > 0 {
-		t.Fatalf("admit: %v %+v", err, rep)
-	}
-	now := func() time.Time { return time.Date(2026, 9, 29, 12, 0, 0, 0, time.UTC) }
-	if _, err := export.Exclude(st, export.ExcludeRequest{InstanceID: idControl, Reason: "the <b>setup.py</b> reads the network", Now: now}); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "hub")
-	src := fstest.MapFS{"go.mod": {Data: []byte("module example.com/envgap\n\ngo 1.26\n")},
-		"main.go": {Data: []byte("package main\n\nfunc main() {}\n")}}
-	if _, err := export.Export(st, export.Options{Out: out, Reviewer: reviewed{}, Source: src, NoAudit: true}); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// reviewed is a credential review with nothing waiting and nothing to redact.
-type reviewed struct{}
-
-func (reviewed) Check(catalog.Store) error                                      { return nil }
-func (reviewed) RedactTask(catalog.Store, *schemas.Task) (int, error)           { return 0, nil }
-func (reviewed) RedactCandidate(catalog.Store, *schemas.Candidate) (int, error) { return 0, nil }
-func (reviewed) CardSection(catalog.Store, []string) (string, error)            { return "", nil }
+// fixtureHub is the fixture's Hub folder.
+const fixtureHub = "testdata/hub"
 
 // attempt is one results.jsonl line of a fixture result folder.
 type attempt struct {
@@ -148,11 +95,16 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	hub := hubFolder(t)
+	hub := fixtureHub
 	rel, err := LoadHub(hub)
 	if err != nil {
 		t.Fatal(err)
 	}
+	zip, err := os.ReadFile(filepath.Join(hub, "harness", "envgap-source.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel.Harness = &Harness{Zip: zip, CorpusID: zipCorpusID(t, zip)}
 	root := t.TempDir()
 	id := rel.CorpusID
 	dirs := []string{
@@ -191,4 +143,32 @@ func (f *fixture) build(t testing.TB) (string, *Report) {
 		t.Fatal(err)
 	}
 	return out, rep
+}
+
+// zipCorpusID is the corpus id of the task rows a harness zip carries
+// (envgap-source/release/tasks.jsonl).
+func zipCorpusID(t testing.TB, b []byte) string {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := zr.Open("envgap-source/release/tasks.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, problems, err := schemas.ReadTasks("tasks.jsonl", bytes.NewReader(lines))
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("the zip's tasks: %v %v", err, problems)
+	}
+	id, err := schemas.CorpusID(tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

@@ -2,7 +2,6 @@ package site
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 
@@ -17,14 +16,23 @@ type Release struct {
 	// Candidates are the candidates config's rows; Tasks the full config's.
 	Candidates []schemas.Candidate
 	Tasks      []schemas.Task
-	// Harness is the harness zip read back (nil when the folder has none) and HarnessZip
-	// its bytes, copied into the site.
-	Harness    *export.Harness
-	HarnessZip []byte
+	// Harness is the release's harness zip (nil: the folder has none).
+	Harness *Harness
 }
 
-// LoadHub reads a Hub folder: the candidates and full configs, the corpus id of the task
-// rows and the harness zip.
+// Harness is the release's harness zip as the Evaluation code page offers it. The caller
+// reads it (cmd: export.ReadHarness) and checks that its task copy is the release's.
+type Harness struct {
+	// Zip is the zip's bytes, copied into the site as HarnessZip.
+	Zip []byte
+	// CorpusID is the corpus id of the zip's copy of the task rows.
+	CorpusID string
+	// Dir is the folder the zip unpacks to; Tasks the task rows' path inside it.
+	Dir, Tasks string
+}
+
+// LoadHub reads a Hub folder's candidates and full configs and the corpus id of the task
+// rows. The harness zip is the caller's to add (Release.Harness).
 func LoadHub(dir string) (*Release, error) {
 	cands, err := export.ReadCandidates(dir)
 	if err != nil {
@@ -41,21 +49,7 @@ func LoadHub(dir string) (*Release, error) {
 	if err != nil {
 		return nil, fmt.Errorf("site: Hub folder %s: %w", dir, err)
 	}
-	r := &Release{CorpusID: id, Candidates: cands, Tasks: tasks}
-	zipPath := filepath.Join(dir, filepath.FromSlash(export.HarnessPath))
-	if b, err := os.ReadFile(zipPath); err == nil {
-		h, err := export.ReadHarness(zipPath)
-		if err != nil {
-			return nil, fmt.Errorf("site: %w", err)
-		}
-		if h.CorpusID != id {
-			return nil, fmt.Errorf("site: the harness zip %s holds corpus %s, the folder's task rows are %s: the folder is not one release", zipPath, h.CorpusID, id)
-		}
-		r.Harness, r.HarnessZip = h, b
-	} else if !os.IsNotExist(err) {
-		return nil, fmt.Errorf("site: %w", err)
-	}
-	return r, nil
+	return &Release{CorpusID: id, Candidates: cands, Tasks: tasks}, nil
 }
 
 // Attempt is what a task page shows of one attempt: the fields of a results.jsonl line it

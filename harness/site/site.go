@@ -225,12 +225,20 @@ func Render(in Input) (map[string][]byte, *Report, error) {
 		Zip, ZipSHA, ZipCorpusID, HarnessTasks, HarnessDir string
 		ZipSize                                            int
 		Sets                                               []schemas.Source
-	}{page: base("Evaluation code", "evaluation", ""), HarnessTasks: export.HarnessTasks,
-		HarnessDir: strings.TrimSuffix(export.HarnessRoot, "/"), Sets: Sets}
-	if rel.Harness != nil {
-		sum := sha256.Sum256(rel.HarnessZip)
-		ev.Zip, ev.ZipSHA, ev.ZipSize, ev.ZipCorpusID = HarnessZip, hex.EncodeToString(sum[:]), len(rel.HarnessZip), rel.Harness.CorpusID
-		fs[HarnessZip] = rel.HarnessZip
+	}{page: base("Evaluation code", "evaluation", ""), HarnessTasks: "release/tasks.jsonl", HarnessDir: "envgap-source", Sets: Sets}
+	if h := rel.Harness; h != nil {
+		if h.CorpusID != rel.CorpusID {
+			return nil, nil, fmt.Errorf("site: the harness zip holds corpus %s, the release's task rows are %s: not one release", h.CorpusID, rel.CorpusID)
+		}
+		sum := sha256.Sum256(h.Zip)
+		ev.Zip, ev.ZipSHA, ev.ZipSize, ev.ZipCorpusID = HarnessZip, hex.EncodeToString(sum[:]), len(h.Zip), h.CorpusID
+		if h.Dir != "" {
+			ev.HarnessDir = h.Dir
+		}
+		if h.Tasks != "" {
+			ev.HarnessTasks = h.Tasks
+		}
+		fs[HarnessZip] = h.Zip
 	}
 	if err := fs.page(EvaluationPage, "evaluation.html", ev); err != nil {
 		return nil, nil, err

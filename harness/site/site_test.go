@@ -143,10 +143,7 @@ func TestLeaderboard(t *testing.T) {
 func TestTasksDataAndScoringText(t *testing.T) {
 	f := newFixture(t)
 	out, _ := f.build(t)
-	cands, err := export.ReadCandidates(f.Hub)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cands := f.Release.Candidates
 	js, _ := os.ReadFile(filepath.Join(out, TasksData))
 	for _, c := range cands {
 		if !bytes.Contains(js, []byte(`"`+c.InstanceID+`"`)) {
@@ -169,7 +166,7 @@ func TestTasksDataAndScoringText(t *testing.T) {
 			t.Errorf("scoring page lacks %q", s)
 		}
 	}
-	zip, _ := os.ReadFile(filepath.Join(f.Hub, filepath.FromSlash(export.HarnessPath)))
+	zip, _ := os.ReadFile(filepath.Join(f.Hub, "harness", "envgap-source.zip"))
 	if got, _ := os.ReadFile(filepath.Join(out, HarnessZip)); !bytes.Equal(got, zip) {
 		t.Error("the site's harness zip is not the release's")
 	}
