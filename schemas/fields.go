@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -22,6 +23,9 @@ type Column struct {
 	// NullInCandidates is set for a string column the candidates config writes as null on a
 	// row that is not a task when it is empty (`candidates:"optional"`).
 	NullInCandidates bool
+	// AgentVisible is set for a column an agent may see while it works on the task
+	// (`agent:"visible"`); see AgentColumns.
+	AgentVisible bool
 }
 
 // Nullable reports whether the column may hold null in every config (a pointer).
@@ -78,7 +82,7 @@ func ColumnsOf(t reflect.Type) []Column {
 				continue
 			}
 			cols = append(cols, Column{Name: name, Field: f.Name, Doc: f.Tag.Get("doc"), Type: f.Type, Index: idx,
-				NullInCandidates: f.Tag.Get("candidates") == "optional"})
+				NullInCandidates: f.Tag.Get("candidates") == "optional", AgentVisible: f.Tag.Get("agent") == "visible"})
 		}
 	}
 	walk(t, nil)
@@ -88,6 +92,57 @@ func ColumnsOf(t reflect.Type) []Column {
 
 // TaskColumns lists the task row's columns in the card's order.
 func TaskColumns() []Column { return ColumnsOf(reflect.TypeOf(Task{})) }
+
+// AgentColumns lists, in the card's order, the task columns an agent may see while it works
+// on a task (`agent:"visible"` in the record layout): the one list behind the task file of
+// envgap run and propose, a model agent's prompt, Harbor's instruction and the website.
+// Never the fix (patch, gold_files, the pull request's columns), nor the commands that
+// score it.
+func AgentColumns() []Column {
+	var out []Column
+	for _, c := range TaskColumns() {
+		if c.AgentVisible {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// AgentView fills view, a pointer to a struct whose fields are named by json tags like the
+// record layout's, with the columns of t an agent may see. The struct must hold exactly the
+// agent-visible columns (AgentColumns), each with the layout's type, in any order: one
+// that holds another column, or lacks one, is an error, so a view type cannot drift from
+// the layout.
+func AgentView(t *Task, view any) error {
+	rv := reflect.ValueOf(view)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("agent view: %T is not a pointer to a struct", view)
+	}
+	dst := rv.Elem()
+	visible := map[string]Column{}
+	for _, c := range AgentColumns() {
+		visible[c.Name] = c
+	}
+	src := reflect.ValueOf(t).Elem()
+	seen := map[string]bool{}
+	for _, c := range ColumnsOf(dst.Type()) {
+		col, ok := visible[c.Name]
+		if !ok {
+			return fmt.Errorf("agent view %s: field %s (%s) is not a column an agent may see (agent:\"visible\" in schemas/layout.go)", dst.Type(), c.Field, c.Name)
+		}
+		if c.Type != col.Type {
+			return fmt.Errorf("agent view %s: field %s is %s, the column %s is %s", dst.Type(), c.Field, c.Type, c.Name, col.Type)
+		}
+		dst.FieldByIndex(c.Index).Set(src.FieldByIndex(col.Index))
+		seen[c.Name] = true
+	}
+	for _, c := range AgentColumns() {
+		if !seen[c.Name] {
+			return fmt.Errorf("agent view %s: no field for the agent-visible column %s", dst.Type(), c.Name)
+		}
+	}
+	return nil
+}
 
 // CandidateColumns lists the candidate record's columns (the candidates config's) in order.
 func CandidateColumns() []Column { return ColumnsOf(reflect.TypeOf(Candidate{})) }

@@ -12,6 +12,11 @@ package schemas
 //
 // `candidates:"optional"` marks a string column the candidates config writes as null on a
 // row that is not a task when the candidate left it empty.
+//
+// `agent:"visible"` marks a column an agent may see while it works on the task (the task
+// file of envgap run and propose, a model agent's prompt, Harbor's instruction, the
+// website: AgentColumns). Never the fix (patch, gold_files, the pull request's columns),
+// nor the commands that score it.
 
 // File is one path of a project or of a fix: struct<path: string, content: string> in the
 // card. A nil Content in gold_files (and in a prediction's files) means "delete this path";
@@ -23,33 +28,33 @@ type File struct {
 
 // Ident is the id column of both records.
 type Ident struct {
-	InstanceID string `json:"instance_id" parquet:"instance_id" doc:"Task id, envgap__<owner>__<repo>-<issue number>. The number is always the issue number, also for Repaired tasks (their pull request number is in pr_number). To get the repository, read repo rather than parsing the id."`
+	InstanceID string `json:"instance_id" parquet:"instance_id" agent:"visible" doc:"Task id, envgap__<owner>__<repo>-<issue number>. The number is always the issue number, also for Repaired tasks (their pull request number is in pr_number). To get the repository, read repo rather than parsing the id."`
 }
 
 // Spec holds the columns both records have that say what to run and how: the project, the
 // reference fix, the issue text, the dates, the ecosystem and image, the manifests, the
 // commands and the failure pattern.
 type Spec struct {
-	Repo                      string             `json:"repo" parquet:"repo" doc:"GitHub repository, owner/name. Lite tasks were never on GitHub: there it names the agent that wrote the project and the language and study trial, <agent>/<language>-t<trial>."`
-	BaseCommit                string             `json:"base_commit" parquet:"base_commit" candidates:"optional" doc:"The commit the agent starts from and the evaluation rebuilds. Reported tasks: the last default-branch commit at or before the issue was opened. Repaired tasks: the pull request's base commit. Lite tasks: the one commit the harness makes from project_files (fixed author and date, so the hash is always the same)."`
+	Repo                      string             `json:"repo" parquet:"repo" agent:"visible" doc:"GitHub repository, owner/name. Lite tasks were never on GitHub: there it names the agent that wrote the project and the language and study trial, <agent>/<language>-t<trial>."`
+	BaseCommit                string             `json:"base_commit" parquet:"base_commit" candidates:"optional" agent:"visible" doc:"The commit the agent starts from and the evaluation rebuilds. Reported tasks: the last default-branch commit at or before the issue was opened. Repaired tasks: the pull request's base commit. Lite tasks: the one commit the harness makes from project_files (fixed author and date, so the hash is always the same)."`
 	ProjectFiles              []File             `json:"project_files" parquet:"project_files,list" doc:"Lite tasks only: the project exactly as the coding agent wrote it, one entry per file. The harness writes these files into a fresh repository to start the task. Empty for tasks from GitHub, which start from repo at base_commit."`
 	Patch                     string             `json:"patch" parquet:"patch" candidates:"optional" doc:"The reference environment fix, as a unified diff against base_commit. It only touches environment files (manifests, lockfiles, build and setup files, Dockerfiles, READMEs), never source or tests. Empty for controls. Do not show it to the agent."`
 	GoldFiles                 []File             `json:"gold_files" parquet:"gold_files,list" doc:"The same fix as full file contents, one entry per path (content null means delete). {f['path']: f['content'] for f in row['gold_files']} is exactly the files object of a prediction. Empty for controls. Do not show it to the agent."`
-	ProblemStatement          string             `json:"problem_statement" parquet:"problem_statement" candidates:"optional" doc:"Issue title, a blank line, then the issue body, exactly as the agents in the published runs saw it."`
-	ProblemStatementTruncated bool               `json:"problem_statement_truncated" parquet:"problem_statement_truncated" doc:"True when the issue body was already cut at 3,000 characters when it was collected. It ships as agents saw it."`
+	ProblemStatement          string             `json:"problem_statement" parquet:"problem_statement" candidates:"optional" agent:"visible" doc:"Issue title, a blank line, then the issue body, exactly as the agents in the published runs saw it."`
+	ProblemStatementTruncated bool               `json:"problem_statement_truncated" parquet:"problem_statement_truncated" agent:"visible" doc:"True when the issue body was already cut at 3,000 characters when it was collected. It ships as agents saw it."`
 	CreatedAt                 string             `json:"created_at" parquet:"created_at" doc:"When the issue was opened (ISO 8601). For Lite tasks, when the agent wrote the project, which is also the date of the commit base_commit names."`
-	RegistryDate              string             `json:"registry_date" parquet:"registry_date" doc:"Package registries are limited to what was published by this time: PyPI through a date-filtered index, npm through npm_config_before. Maven and system packages are not date-limited."`
+	RegistryDate              string             `json:"registry_date" parquet:"registry_date" agent:"visible" doc:"Package registries are limited to what was published by this time: PyPI through a date-filtered index, npm through npm_config_before. Maven and system packages are not date-limited."`
 	RegistryDateSource        RegistryDateSource `json:"registry_date_source" parquet:"registry_date_source" doc:"Where registry_date comes from: pull_request_merged_at (Repaired), issue_created_at (Reported) or repaired_at (Lite: when the project's repair was saved)."`
-	Ecosystem                 Ecosystem          `json:"ecosystem" parquet:"ecosystem" doc:"python, cpp, java or javascript. Picks the evaluation image and how installed packages are listed."`
-	Image                     string             `json:"image" parquet:"image" doc:"Local Docker tag of the evaluation image, built with envgap build-images. Not pushed to any registry."`
-	ManifestPath              string             `json:"manifest_path" parquet:"manifest_path" candidates:"optional" doc:"The main dependency manifest (setup.py, CMakeLists.txt, pom.xml, package.json, ...)."`
-	ManifestPaths             []string           `json:"manifest_paths" parquet:"manifest_paths,list" doc:"Every manifest read to get the declared dependencies."`
+	Ecosystem                 Ecosystem          `json:"ecosystem" parquet:"ecosystem" agent:"visible" doc:"python, cpp, java or javascript. Picks the evaluation image and how installed packages are listed."`
+	Image                     string             `json:"image" parquet:"image" agent:"visible" doc:"Local Docker tag of the evaluation image, built with envgap build-images. Not pushed to any registry."`
+	ManifestPath              string             `json:"manifest_path" parquet:"manifest_path" candidates:"optional" agent:"visible" doc:"The main dependency manifest (setup.py, CMakeLists.txt, pom.xml, package.json, ...)."`
+	ManifestPaths             []string           `json:"manifest_paths" parquet:"manifest_paths,list" agent:"visible" doc:"Every manifest read to get the declared dependencies."`
 	BootstrapCommand          string             `json:"bootstrap_command" parquet:"bootstrap_command" candidates:"optional" doc:"First evaluation step: sets up the toolchain."`
 	ResolveCommand            string             `json:"resolve_command" parquet:"resolve_command" candidates:"optional" doc:"Installs or builds the declared environment. Must exit 0 for the task to count as resolved."`
-	ReproCommand              string             `json:"repro_command" parquet:"repro_command" candidates:"optional" doc:"Reproduces the failure: it fails at base_commit on repair tasks and passes after the reference fix. Agents may run it."`
+	ReproCommand              string             `json:"repro_command" parquet:"repro_command" candidates:"optional" agent:"visible" doc:"Reproduces the failure: it fails at base_commit on repair tasks and passes after the reference fix. Agents may run it."`
 	RunCommand                string             `json:"run_command" parquet:"run_command" candidates:"optional" doc:"The workload that is run under a system-call trace. Resolved means resolve_command and this both exit 0."`
 	D2Command                 *string            `json:"d2_command" parquet:"d2_command,optional" doc:"Command that lists installed packages, when the ecosystem default does not work. Usually null."`
-	FailureSignature          string             `json:"failure_signature" parquet:"failure_signature" candidates:"optional" doc:"The line of the failing output that identifies the problem. Empty for controls."`
+	FailureSignature          string             `json:"failure_signature" parquet:"failure_signature" candidates:"optional" agent:"visible" doc:"The line of the failing output that identifies the problem. Empty for controls."`
 	ExpectedFailureRegex      string             `json:"expected_failure_regex" parquet:"expected_failure_regex" candidates:"optional" doc:"Pattern the evaluation looks for in the failing output. For controls it is the failure from the report that no longer happens."`
 	IsControl                 bool               `json:"is_control" parquet:"is_control" doc:"True when the environment already works at base_commit. The right move is to change nothing and not break it."`
 }
