@@ -136,6 +136,19 @@ fi
 # each project made to work come from running its final state through the core, memoised in
 # the store (a second report runs nothing).
 run_stage study report data/demo/study --out "$OUT/study-report" --pypi-upstream "$PYPI_URL"
+# The protocol automated: a scripted stand-in agent (data/demo/agents/study-agent.sh) gets
+# the paper's prompt for two problems in two languages, its projects run in the clean images,
+# errors go back verbatim and it repairs; the folder it leaves is a study folder like
+# data/demo/study, imported (into a store of its own, so the demo's release is unchanged)
+# and reported.
+rm -rf "$OUT/study" "$OUT/study-store"
+run_stage study run --agent "bash $PWD/data/demo/agents/study-agent.sh" --agent-name scripted \
+	--languages python,javascript --only 13,48 --max-repairs 3 --out "$OUT/study" --pypi-upstream "$PYPI_URL"
+if [ "$failed" -eq 0 ]; then
+	note "envgap crawl lite --study $OUT/study (a store of its own)"
+	"$BIN" --store "$OUT/study-store" crawl lite --study "$OUT/study" || failed=$?
+fi
+run_stage study report "$OUT/study" --out "$OUT/study-run-report" --no-engine
 
 note "funnel"
 "$BIN" --store "$STORE" status
@@ -154,5 +167,8 @@ fi
 echo "demo study:     data/demo/study   (layout: docs/lite.md)"
 if [ -f "$OUT/study-report/report.md" ]; then
 	echo "study report:   $OUT/study-report/report.md   (figures beside it; docs/study.md)"
+fi
+if [ -f "$OUT/study-run-report/report.md" ]; then
+	echo "automated study: $OUT/study   (study run with a scripted agent; its report in $OUT/study-run-report)"
 fi
 exit "$failed"

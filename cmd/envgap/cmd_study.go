@@ -2,14 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/envgap/envgap"
 	"github.com/envgap/envgap/harness/study"
 	"github.com/envgap/envgap/lib/studylayout"
+	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
+	"github.com/envgap/envgap/verify/agent"
 	"github.com/spf13/cobra"
 )
 
@@ -19,10 +24,11 @@ func newStudyCommand(f *factory) *cobra.Command {
 		Short: "The paper's Gen/Repair study: run it with an agent, report its metrics",
 		Long: `The coding-agent study behind the Lite set (the paper in docs/study.md): study report
 computes every metric of the paper's Table 8 from a study folder (the layout crawl lite
-imports).`,
+imports); study run runs the paper's Gen/Repair protocol with an agent and writes such a
+folder.`,
 		Args: exactArgs(0),
 	}
-	c.AddCommand(newStudyReportCommand(f))
+	c.AddCommand(newStudyReportCommand(f), newStudyRunCommand(f))
 	return c
 }
 
@@ -150,6 +156,165 @@ func runStudyReport(c *cobra.Command, f *factory, opts *studyReportOptions) erro
 	}
 	if unread > 0 {
 		return partialError{fmt.Errorf("study report: %d folder(s) or project(s) of %s could not be read (listed under \"Left out\")", unread, opts.Study)}
+	}
+	return nil
+}
+
+type studyRunOptions struct {
+	engineOptions
+	Agent        string
+	AgentName    string
+	Model        string
+	Languages    []string
+	Problems     string
+	Only         []int64
+	Trials       int
+	MaxRepairs   int
+	Variant      string
+	Out          string
+	Jobs         int
+	AgentTimeout time.Duration
+}
+
+func newStudyRunCommand(f *factory) *cobra.Command {
+	opts := &studyRunOptions{}
+	c := &cobra.Command{
+		Use:   "run --agent CMD --agent-name NAME --out STUDY",
+		Short: "Run the paper's Gen/Repair protocol with an agent and write the study folder",
+		Long: `For each language, trial and problem: Gen gives the agent the paper's Figure 3 prompt
+(--variant explicit or implicit) in an empty workspace; the project it writes runs in the
+language's clean image through the evaluation core (resolve, then the run under trace); on
+failure the failing step's output goes back verbatim and the agent repairs, up to
+--max-repairs rounds. Each project is written as <agent-name>/<language>-t<trial>/p<NN>/ with
+written/ (M(0)), repaired/, prompt.txt, meta.json (with repair_rounds), rounds.json (each
+round's error and system packages) and layers.json (D2 and D3 of the run that succeeded):
+the layout crawl lite imports and study report reads. A finished project is never run
+again, so an interrupted run resumes; runs are memoised in the store.
+
+--agent CMD runs a command per turn in the workspace with ENVGAP_STUDY_PROMPT (file),
+ENVGAP_STUDY_ROUND, ENVGAP_STUDY_FEEDBACK (file: the last error), ENVGAP_STUDY_ERRORS
+(folder of every error so far), ENVGAP_STUDY_LANGUAGE, ENVGAP_STUDY_PROBLEM and
+ENVGAP_RUN_COMMAND_FILE (where it may write the command that runs its program; else the
+default recipe's entry point is used). See docs/study.md.`,
+		Example: "  envgap study run --agent 'bash data/demo/agents/study-agent.sh' --agent-name scripted \\\n    --languages python,javascript --only 13,48 --out out/study",
+		Args:    exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			switch {
+			case opts.Agent == "":
+				return usageError{errors.New("--agent is required: a command (see envgap study run --help)")}
+			case opts.Out == "":
+				return usageError{errors.New("--out STUDY is required")}
+			case opts.Agent == "bedrock" || opts.Agent == "openai":
+				return usageError{fmt.Errorf("--agent %s: the built-in model agents are not wired into study run yet; give an agent command", opts.Agent)}
+			case opts.AgentName == "":
+				return usageError{errors.New("--agent-name is required with an agent command: it names the study's agent folder")}
+			}
+			return runStudyRun(c, f, opts)
+		},
+	}
+	c.Flags().StringVar(&opts.Agent, "agent", "", "the agent: a command run in the workspace each turn")
+	c.Flags().StringVar(&opts.AgentName, "agent-name", "", "the agent's folder in the study (e.g. claude-code)")
+	c.Flags().StringVar(&opts.Model, "model", "", "the model, recorded in rounds.json")
+	c.Flags().StringSliceVar(&opts.Languages, "languages", []string{"python", "javascript", "java", "cpp"}, "languages, comma-separated")
+	c.Flags().StringVar(&opts.Problems, "problems", "", "the problem list (default "+defaultProblemsFile+", embedded)")
+	c.Flags().Int64SliceVar(&opts.Only, "only", nil, "run these problem numbers only (default: every problem of the list)")
+	c.Flags().IntVar(&opts.Trials, "trials", 1, "independent trials per language and problem")
+	c.Flags().IntVar(&opts.MaxRepairs, "max-repairs", 10, "repair rounds after Gen (the paper's k)")
+	c.Flags().StringVar(&opts.Variant, "variant", study.VariantExplicit, "the prompt: explicit or implicit (Section 3.1)")
+	c.Flags().StringVar(&opts.Out, "out", "", "the study folder to write (resumed when it exists)")
+	c.Flags().IntVar(&opts.Jobs, "jobs", 1, "projects run at once")
+	c.Flags().DurationVar(&opts.AgentTimeout, "agent-timeout", 30*time.Minute, "time limit of one agent turn")
+	opts.addFlags(c)
+	return c
+}
+
+func runStudyRun(c *cobra.Command, f *factory, opts *studyRunOptions) error {
+	all, err := loadProblemList(&crawlLiteOptions{Study: opts.Out, Problems: opts.Problems}, envgap.Source())
+	if err != nil {
+		return err
+	}
+	if all == nil { // the study folder's own problems.json
+		fh, err := os.Open(filepath.Join(opts.Out, studylayout.ProblemsFile))
+		if err != nil {
+			return err
+		}
+		all, err = studylayout.ReadProblems(fh.Name(), fh)
+		fh.Close()
+		if err != nil {
+			return err
+		}
+	}
+	var problems []studylayout.Problem
+	byNum := map[int64]studylayout.Problem{}
+	for _, p := range all {
+		byNum[p.Number] = p
+	}
+	if len(opts.Only) == 0 {
+		problems = all
+	}
+	for _, n := range opts.Only {
+		p, ok := byNum[n]
+		if !ok {
+			return usageError{fmt.Errorf("--only %d: no such problem in the problem list", n)}
+		}
+		problems = append(problems, p)
+	}
+	var langs []schemas.Ecosystem
+	for _, l := range opts.Languages {
+		eco, ok := studylayout.LanguageAliases[l]
+		if !ok {
+			return usageError{fmt.Errorf("--languages: %q is not one of python, javascript, java, cpp", l)}
+		}
+		langs = append(langs, eco)
+	}
+	sess, vo, err := opts.open(c, f)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	st, err := f.OpenStore()
+	if err != nil {
+		return err
+	}
+	runner := func(ctx context.Context, command, dir string, env []string, timeout time.Duration) (int, bool, error) {
+		r, err := agent.RunCommand(ctx, command, dir, env, timeout)
+		return r.ExitCode, r.TimedOut, err
+	}
+	res, err := study.Run(c.Context(), study.RunOptions{
+		Agent:     &study.CommandAgent{Command: opts.Agent, Run: runner, Timeout: opts.AgentTimeout},
+		AgentName: opts.AgentName, Model: opts.Model, Languages: langs, Problems: problems,
+		Trials: opts.Trials, MaxRepairs: opts.MaxRepairs, Variant: opts.Variant, Out: opts.Out, Jobs: opts.Jobs,
+		Exec: &study.Executor{Core: sess.Stage.Cores[0], Store: st, Limits: vo.Limits},
+		Progress: func(rel string, p *study.Protocol, skipped bool) {
+			switch {
+			case skipped:
+				f.logf("%s: done earlier", rel)
+			case p.WorkedFirst:
+				fmt.Fprintf(f.Err, "%s: ran at Gen (round 0)\n", rel)
+			case p.MadeToWork:
+				fmt.Fprintf(f.Err, "%s: ran after %d repair round(s)\n", rel, p.Rounds)
+			default:
+				fmt.Fprintf(f.Err, "%s: did not run within %d repair rounds\n", rel, opts.MaxRepairs)
+			}
+		},
+	})
+	if res != nil {
+		if f.Global.JSON {
+			if err := f.printJSON(res); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintf(f.Out, "study run: %d project(s) written to %s, %d done earlier, %d not recorded\n", res.Done, opts.Out, res.Skipped, len(res.Failed))
+			for _, fl := range res.Failed {
+				fmt.Fprintf(f.Out, "  %s\n", fl)
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if len(res.Failed) > 0 {
+		return partialError{fmt.Errorf("study run: %d project(s) not recorded (an infrastructure fault; run again to resume)", len(res.Failed))}
 	}
 	return nil
 }

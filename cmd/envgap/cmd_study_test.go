@@ -113,3 +113,88 @@ func TestStudyReportMeasures(t *testing.T) {
 		}
 	}
 }
+
+// TestStudyRunScripted runs the protocol end to end on the real engine with the demo's
+// scripted agent (data/demo/agents/study-agent.sh): Gen, the run in the clean image, the
+// error fed back, a repair; then crawl lite imports the folder and study report reads it.
+func TestStudyRunScripted(t *testing.T) {
+	requireEngine(t, "envgap-python-eval", "envgap-javascript-eval")
+	out := filepath.Join(t.TempDir(), "study")
+	store := filepath.Join(t.TempDir(), "store")
+	agentCmd := "bash " + mustAbs(t, "../../data/demo/agents/study-agent.sh")
+	run := func(langs, only string) string {
+		t.Helper()
+		got, err := runCLI(t, "--store", store, "study", "run", "--agent", agentCmd, "--agent-name", "scripted",
+			"--languages", langs, "--only", only, "--max-repairs", "2", "--out", out, "--problems", "../../data/problems.json")
+		if err != nil {
+			t.Fatalf("study run %s %s: %v\n%s", langs, only, err, got)
+		}
+		return got
+	}
+	run("javascript", "13,48")
+	if got := run("python,javascript", "13"); !strings.Contains(got, "1 project(s) written") || !strings.Contains(got, "1 done earlier") {
+		t.Errorf("resumed run: %s", got)
+	}
+	// The JavaScript Merkle project failed at Gen (npm could not parse package.json) and ran
+	// after one repair; its first error is recorded verbatim.
+	var meta struct {
+		Worked bool   `json:"worked_first_time"`
+		Made   bool   `json:"made_to_work"`
+		Rounds int    `json:"repair_rounds"`
+		Error  string `json:"error"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "scripted/javascript-t1/p48/meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &meta); err != nil || meta.Worked || !meta.Made || meta.Rounds != 1 {
+		t.Errorf("meta %s: %v", b, err)
+	}
+	rounds, _ := os.ReadFile(filepath.Join(out, "scripted/javascript-t1/p48/rounds.json"))
+	if !strings.Contains(string(rounds), "EJSONPARSE") {
+		t.Errorf("rounds.json lacks the first error:\n%s", rounds)
+	}
+	for _, f := range []string{"written/package.json", "repaired/package.json", "prompt.txt", "layers.json"} {
+		if _, err := os.Stat(filepath.Join(out, "scripted/javascript-t1/p48", f)); err != nil {
+			t.Error(err)
+		}
+	}
+	prompt, _ := os.ReadFile(filepath.Join(out, "scripted/python-t1/p13/prompt.txt"))
+	if !strings.HasPrefix(string(prompt), "TASK: HMAC Integrity Checker\n") || !strings.Contains(string(prompt), "requirements.txt with all dependencies (direct and transitive) pinned to exact versions") {
+		t.Errorf("prompt.txt:\n%s", prompt)
+	}
+
+	got, err := runCLI(t, "--store", filepath.Join(t.TempDir(), "lite"), "--json", "crawl", "lite", "--study", out, "--problems", "../../data/problems.json")
+	if err != nil {
+		t.Fatalf("crawl lite: %v\n%s", err, got)
+	}
+	var imp crawlLiteReport
+	if err := json.Unmarshal([]byte(got), &imp); err != nil || imp.Stored != 3 || imp.Outcomes["already_works"] != 2 || imp.Outcomes["not_checked"] != 1 {
+		t.Errorf("crawl lite of the automated study: %v %s", err, got)
+	}
+	got, err = runCLI(t, "--json", "study", "report", out, "--no-engine", "--problems", "../../data/problems.json")
+	if err != nil {
+		t.Fatalf("study report: %v\n%s", err, got)
+	}
+	var r study.Report
+	if err := json.Unmarshal([]byte(got), &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Convergence {
+		if c.Language == "javascript" && (c.SR0 != 0.5 || c.SRk != 1 || c.Buckets["1-3"] != 1) {
+			t.Errorf("javascript convergence %+v", c)
+		}
+	}
+	if r.Layered != 3 {
+		t.Errorf("layers measured for %d projects, want 3 (study run records them)", r.Layered)
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
