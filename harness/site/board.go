@@ -23,6 +23,8 @@ type BoardRow struct {
 type Board struct {
 	Set  schemas.Source
 	Rows []BoardRow
+	// Tasks counts the release's tasks of the set.
+	Tasks int
 }
 
 // Leaderboard is every board of the release and the result folders kept apart.
@@ -69,8 +71,10 @@ func setFolder(f *export.ResultFolder, set schemas.Source, setOf map[string]sche
 // share (equal shares share a rank). The numbers are export.BuildReport's.
 func BuildLeaderboard(rel *Release, results []*Results) *Leaderboard {
 	setOf := map[string]schemas.Source{}
+	inSet := map[schemas.Source]int{}
 	for _, t := range rel.Tasks {
 		setOf[t.InstanceID] = t.Source
+		inSet[t.Source]++
 	}
 	lb := &Leaderboard{CorpusID: rel.CorpusID}
 	var mine []*Results
@@ -83,7 +87,7 @@ func BuildLeaderboard(rel *Release, results []*Results) *Leaderboard {
 		mine = append(mine, r)
 	}
 	for _, set := range Sets {
-		b := Board{Set: set}
+		b := Board{Set: set, Tasks: inSet[set]}
 		for _, r := range mine {
 			sub := setFolder(r.Folder, set, setOf)
 			if sub.Summary.Tasks == 0 && len(sub.Results) == 0 {

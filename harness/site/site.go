@@ -132,11 +132,12 @@ func Render(in Input) (map[string][]byte, *Report, error) {
 	type boardView struct {
 		Set   schemas.Source
 		Rows  []BoardRow
+		Tasks int
 		Chart template.HTML
 	}
 	var boards []boardView
 	for _, b := range lb.Boards {
-		boards = append(boards, boardView{Set: b.Set, Rows: b.Rows, Chart: template.HTML(Chart(b))})
+		boards = append(boards, boardView{Set: b.Set, Rows: b.Rows, Tasks: b.Tasks, Chart: template.HTML(Chart(b))})
 		rep.Boards = append(rep.Boards, struct {
 			Set  string `json:"set"`
 			Rows int    `json:"rows"`
