@@ -75,6 +75,16 @@ type AgentAttempt struct {
 	DurationMS int64  `json:"duration_ms"`
 	StdoutSize int64  `json:"stdout_size"`
 	StderrSize int64  `json:"stderr_size"`
+	// For envgap's own model agents (run --agent openai|bedrock): the provider's model
+	// id, the attempt's turns and tokens, and why it stopped (finished, no_tools,
+	// max_turns, max_tokens, budget, timeout, context).
+	Model        string `json:"model,omitempty"`
+	Turns        int    `json:"turns,omitempty"`
+	InputTokens  int64  `json:"input_tokens,omitempty"`
+	OutputTokens int64  `json:"output_tokens,omitempty"`
+	Stop         string `json:"stop,omitempty"`
+	// RefusedConnections counts the connections the box's egress door refused.
+	RefusedConnections int `json:"refused_connections,omitempty"`
 }
 
 // EvalStep is one step of the run of a prediction.

@@ -25,6 +25,7 @@ type runOptions struct {
 	MaxAttempts    int
 	AttemptTimeout time.Duration
 	WorkDir        string
+	builtinFlags
 }
 
 func newRunCommand(f *factory) *cobra.Command {
@@ -60,10 +61,14 @@ result (exit 4) and the next run retries it.`,
 			if err := opts.check(); err != nil {
 				return err
 			}
+			if err := opts.builtinFlags.checkBuiltin(opts.Agent); err != nil {
+				return err
+			}
 			return f.run(c, opts, func() error { return runAgent(c, f, opts) })
 		},
 	}
-	c.Flags().StringVar(&opts.Agent, "agent", "", "the agent command (run with sh -c in the workspace), or noop / gold")
+	c.Flags().StringVar(&opts.Agent, "agent", "", "openai or bedrock (envgap's own agent with --model, acting in a box), noop, gold, or an agent command (run with sh -c in the workspace)")
+	opts.builtinFlags.add(c)
 	c.Flags().IntVar(&opts.K, "k", 1, "independent runs per task")
 	c.Flags().IntVar(&opts.MaxAttempts, "max-attempts", 10, "attempts per run; after a failed one the evaluation's output is fed back")
 	c.Flags().DurationVar(&opts.AttemptTimeout, "attempt-timeout", 20*time.Minute, "time limit of one attempt of the agent")
@@ -103,12 +108,19 @@ func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
-	name := opts.Name
+	builtin, err := opts.builtinFlags.agent(c.Context(), opts.Agent, f)
+	if err != nil {
+		return err
+	}
+	name, command := opts.Name, opts.Agent
+	if builtin != nil {
+		command = builtin.Label()
+	}
 	if name == "" {
-		name = filepath.Base(strings.Fields(opts.Agent)[0])
+		name = filepath.Base(strings.Fields(command)[0])
 	}
 	meta := schemas.EvalSummary{Agent: name, Split: opts.Split, Mode: "run", K: opts.K, MaxAttempts: opts.MaxAttempts}
-	done, err := keptRuns(opts.Out, meta, opts.Agent)
+	done, err := keptRuns(opts.Out, meta, command)
 	if err != nil {
 		return err
 	}
@@ -130,7 +142,7 @@ func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
 	}
 	progress := f.newProgress()
 	out, runErr := agent.Run(c.Context(), tasks, agent.Options{
-		Evaluator: ev, Materialize: materialize(opts.GitURLTemplate), Agent: opts.Agent, K: opts.K,
+		Evaluator: ev, Materialize: materialize(opts.GitURLTemplate), Agent: opts.Agent, Builtin: builtin, K: opts.K,
 		MaxAttempts: opts.MaxAttempts, AttemptTimeout: opts.AttemptTimeout, WorkDir: work, OutDir: opts.Out,
 		ReproCommand: repro, Jobs: opts.Jobs, Done: done,
 		Progress: func(id string, k, n int, r *schemas.EvalResult, err error) {

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/envgap/envgap/lib/agent/model/scripted"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -103,4 +105,92 @@ func readFolder(t *testing.T, dir string) ([]schemas.EvalResult, error) {
 	t.Helper()
 	_, rs, err := schemas.ReadEvalFolder[schemas.EvalResult](dir)
 	return rs, err
+}
+
+// serveScript serves a scripted model over the OpenAI wire format and returns its base URL.
+func serveScript(t *testing.T, script string) string {
+	t.Helper()
+	s, err := scripted.Parse([]byte(script), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(scripted.NewServer(s))
+	t.Cleanup(ts.Close)
+	return ts.URL + "/v1"
+}
+
+// The built-in agent: the real loop, the openai provider on a scripted server, every
+// action in a box from the task's evaluation image.
+func TestRunBuiltinAgent(t *testing.T) {
+	requireEngine(t, "envgap-python-eval")
+	w := newEvalWorld(t)
+	store := filepath.Join(t.TempDir(), "store")
+	res := t.TempDir()
+	// Attempt 1 reads, runs the reproduction, breaks the pin (never released) and stops;
+	// attempt 2 reads the evaluation's output in its task and puts it right.
+	base := serveScript(t, `{"model":"scripted-test","conversations":[
+	 {"match":"Your previous attempt was scored","turns":[
+	  {"tool_calls":[{"name":"write_file","input":{"path":"requirements.txt","content":"tabulate==0.9.0\n"}}],"usage":{"input_tokens":500,"output_tokens":20}},
+	  {"tool_calls":[{"name":"finish","input":{}}],"usage":{"input_tokens":600,"output_tokens":5}}]},
+	 {"match":"","turns":[
+	  {"tool_calls":[{"name":"bash","input":{"command":"pwd; cat requirements.txt; echo $PIP_INDEX_URL | grep -c ."}}],"usage":{"input_tokens":400,"output_tokens":10}},
+	  {"tool_calls":[{"name":"run_repro","input":{}}],"usage":{"input_tokens":450,"output_tokens":10}},
+	  {"tool_calls":[{"name":"bash","input":{"command":"echo tabulate==0.9.2 > requirements.txt"}}],"usage":{"input_tokens":480,"output_tokens":10}},
+	  {"text":"done","usage":{"input_tokens":490,"output_tokens":3}}]}]}`)
+	out, err := w.runAgent(t, store, "openai", filepath.Join(res, "model"), "--model", "scripted-test", "--base-url", base,
+		"--max-attempts", "3", "--price-in", "2", "--price-out", "10")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	rf, err := readFolder(t, filepath.Join(res, "model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rf) != 2 || rf[0].Resolved || !rf[1].Resolved || rf[0].Agent == nil || rf[1].Agent == nil {
+		t.Fatalf("results: %+v", rf)
+	}
+	a1, a2 := rf[0].Agent, rf[1].Agent
+	if a1.Model != "scripted-test" || a1.Turns != 4 || a1.InputTokens != 1820 || a1.OutputTokens != 33 || a1.Stop != "no_tools" ||
+		a2.Turns != 2 || a2.Stop != "finished" || a2.InputTokens != 1100 {
+		t.Fatalf("agent records: %+v %+v", a1, a2)
+	}
+	if want := (1820*2.0 + 33*10.0) / 1e6; rf[0].CostUSD == nil || *rf[0].CostUSD != want {
+		t.Fatalf("cost %v, want %v", rf[0].CostUSD, want)
+	}
+	if rf[0].Trajectory != "inspected (steps)" {
+		t.Fatalf("trajectory %q", rf[0].Trajectory)
+	}
+	traj, err := os.ReadFile(filepath.Join(res, "model", "agent", evalControl, "run-1", "attempt-1.trajectory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The box: the workspace is the working directory, the registry proxy is configured,
+	// and the reproduction ran through the core.
+	for _, want := range []string{`exit code 0\n/work\n`, `tabulate==0.9.1`, `repro exit code 0`} {
+		if !strings.Contains(string(traj), want) {
+			t.Errorf("the trajectory lacks %q:\n%s", want, traj)
+		}
+	}
+
+	// A model that never stops is ended by --max-turns, and the workspace is scored.
+	base = serveScript(t, `{"model":"loops","conversations":[{"turns":[{"tool_calls":[{"name":"bash","input":{"command":"true"}}]}]}]}`)
+	out, err = w.runAgent(t, store, "openai", filepath.Join(res, "loops"), "--model", "loops", "--base-url", base, "--max-attempts", "1", "--max-turns", "3")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	rf, _ = readFolder(t, filepath.Join(res, "loops"))
+	if len(rf) != 1 || rf[0].Agent.Stop != "max_turns" || rf[0].Agent.Turns != 3 || !rf[0].Resolved {
+		t.Fatalf("never stops: %+v", rf)
+	}
+
+	// An expired key is an infrastructure fault: exit 4, no result, a message saying
+	// what to do, and never the key.
+	base = serveScript(t, `{"model":"m","conversations":[{"turns":[{"errors":[{"status":401,"message":"Incorrect API key provided"}],"always":true}]}]}`)
+	out, err = w.runAgent(t, store, "openai", filepath.Join(res, "auth"), "--model", "m", "--base-url", base, "--max-attempts", "1")
+	if exitCode(err) != exitPartial || !strings.Contains(out+err.Error(), "renew or set them") || strings.Contains(out+err.Error(), "SECRET") {
+		t.Fatalf("auth fault: %v\n%s", err, out)
+	}
+	if rf, _ := readFolder(t, filepath.Join(res, "auth")); len(rf) != 0 {
+		t.Fatalf("a provider fault recorded results: %+v", rf)
+	}
 }

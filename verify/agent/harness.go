@@ -33,8 +33,11 @@ const (
 type Options struct {
 	Evaluator   *eval.Evaluator
 	Materialize MaterializeFunc
-	// Agent is noop, gold, or a shell command run with sh -c in the workspace.
+	// Agent is noop, gold, or a shell command run with sh -c in the workspace; unused
+	// when Builtin is set.
 	Agent string
+	// Builtin is envgap's own model agent (run --agent openai|bedrock), acting in a box.
+	Builtin *Builtin
 	// K independent runs per task, each up to MaxAttempts attempts of AttemptTimeout.
 	K              int
 	MaxAttempts    int
@@ -151,7 +154,7 @@ func runOne(ctx context.Context, t *schemas.Task, k int, opts Options, log *byte
 		return nil, err
 	}
 	var extra []string
-	if opts.ReproCommand != "" && opts.Agent != AgentNoop && opts.Agent != AgentGold {
+	if opts.ReproCommand != "" && opts.Builtin == nil && opts.Agent != AgentNoop && opts.Agent != AgentGold {
 		srv, err := StartRepro(ctx, ws, opts.Evaluator)
 		if err != nil {
 			return nil, err
@@ -175,7 +178,11 @@ func runOne(ctx context.Context, t *schemas.Task, k int, opts Options, log *byte
 		if err := opts.Evaluator.WriteLog(log, t, r); err != nil {
 			return nil, err
 		}
-		if r.Agent != nil {
+		if r.Agent != nil && r.Agent.Model != "" {
+			fmt.Fprintf(log, "agent: %s stopped (%s) after %d turns, %d input and %d output tokens, %s; %d connections refused; trajectory kept in %s\n",
+				r.Agent.Command, r.Agent.Stop, r.Agent.Turns, r.Agent.InputTokens, r.Agent.OutputTokens,
+				time.Duration(r.Agent.DurationMS)*time.Millisecond, r.Agent.RefusedConnections, keep)
+		} else if r.Agent != nil {
 			fmt.Fprintf(log, "agent: %q exited %d after %s (timed out: %v); output kept in %s\n",
 				r.Agent.Command, r.Agent.ExitCode, time.Duration(r.Agent.DurationMS)*time.Millisecond, r.Agent.TimedOut, keep)
 		}
@@ -203,8 +210,13 @@ func attempt(ctx context.Context, ws *Workspace, n int, opts Options, extra []st
 		feedback = ws.FeedbackFile()
 	}
 	var act *Action
-	switch opts.Agent {
-	case AgentNoop, AgentGold:
+	switch {
+	case opts.Builtin != nil:
+		var err error
+		if act, err = actBuiltin(ctx, ws, n, opts, filepath.Join(keep, "attempt-"+strconv.Itoa(n))); err != nil {
+			return nil, err
+		}
+	case opts.Agent == AgentNoop || opts.Agent == AgentGold:
 		if opts.Agent == AgentGold {
 			if err := ws.Apply(t.GoldFiles); err != nil {
 				return nil, err

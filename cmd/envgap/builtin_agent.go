@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/envgap/envgap/lib/agent/loop"
+	"github.com/envgap/envgap/lib/agent/model"
+	"github.com/envgap/envgap/lib/agent/model/bedrock"
+	"github.com/envgap/envgap/lib/agent/model/openai"
+	"github.com/envgap/envgap/lib/agent/model/scripted"
+	"github.com/envgap/envgap/verify/agent"
+	"github.com/spf13/cobra"
+)
+
+// The built-in model agents.
+const (
+	agentOpenAI  = "openai"
+	agentBedrock = "bedrock"
+)
+
+// builtinFlags are the flags of envgap's own model agents (run --agent openai|bedrock).
+type builtinFlags struct {
+	Model         string
+	BaseURL       string
+	Region        string
+	MaxTurns      int
+	MaxTokens     int64
+	ContextTokens int64
+	Budget        float64
+	PriceIn       float64
+	PriceOut      float64
+	Prices        string
+}
+
+func (b *builtinFlags) add(c *cobra.Command) {
+	fl := c.Flags()
+	fl.StringVar(&b.Model, "model", "", "the model id (--agent openai|bedrock)")
+	fl.StringVar(&b.BaseURL, "base-url", "", "an OpenAI-compatible server (vLLM, Ollama, llama.cpp, ...); default the OpenAI API (key from OPENAI_API_KEY)")
+	fl.StringVar(&b.Region, "region", "", "the AWS region of --agent bedrock (default: the AWS chain's)")
+	fl.IntVar(&b.MaxTurns, "max-turns", loop.DefaultLimits().MaxTurns, "model calls per attempt")
+	fl.Int64Var(&b.MaxTokens, "max-tokens", 0, "tokens (input and output of every call) per attempt; 0: no limit")
+	fl.Int64Var(&b.ContextTokens, "context-tokens", 0, "the model's context in tokens: older tool outputs are elided as the conversation nears it; 0: never")
+	fl.Float64Var(&b.Budget, "budget", 0, "USD per attempt (needs a price); 0: no limit")
+	fl.Float64Var(&b.PriceIn, "price-in", 0, "USD per million input tokens (cost_usd; overrides --prices)")
+	fl.Float64Var(&b.PriceOut, "price-out", 0, "USD per million output tokens")
+	fl.StringVar(&b.Prices, "prices", "", `a prices file: {"MODEL": {"in_per_mtok": X, "out_per_mtok": Y}, ...}`)
+}
+
+func isBuiltin(a string) bool { return a == agentOpenAI || a == agentBedrock }
+
+// check refuses bad flags before anything starts.
+func (b *builtinFlags) checkBuiltin(agentName string) error {
+	if !isBuiltin(agentName) {
+		if b.Model != "" || b.BaseURL != "" || b.Region != "" {
+			return usageError{fmt.Errorf("--model, --base-url and --region are for --agent %s or %s, not %q", agentOpenAI, agentBedrock, agentName)}
+		}
+		return nil
+	}
+	switch {
+	case b.Model == "":
+		return usageError{fmt.Errorf("--agent %s needs --model", agentName)}
+	case agentName == agentBedrock && b.BaseURL != "":
+		return usageError{errors.New("--base-url is for --agent openai")}
+	case agentName == agentOpenAI && b.Region != "":
+		return usageError{errors.New("--region is for --agent bedrock")}
+	case b.MaxTurns < 1:
+		return usageError{errors.New("--max-turns must be at least 1")}
+	case b.MaxTokens < 0 || b.ContextTokens < 0 || b.Budget < 0 || b.PriceIn < 0 || b.PriceOut < 0:
+		return usageError{errors.New("--max-tokens, --context-tokens, --budget and the prices cannot be negative")}
+	}
+	return nil
+}
+
+// price is the model's price: --price-in/--price-out, else the prices file's entry, else nil.
+func (b *builtinFlags) price() (*model.Price, error) {
+	if b.PriceIn > 0 || b.PriceOut > 0 {
+		return &model.Price{InPerMTok: b.PriceIn, OutPerMTok: b.PriceOut}, nil
+	}
+	if b.Prices != "" {
+		raw, err := os.ReadFile(b.Prices)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--prices: %w", err)}
+		}
+		ps, err := model.ReadPrices(raw)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--prices %s: %w", b.Prices, err)}
+		}
+		if p, ok := ps[b.Model]; ok {
+			return &p, nil
+		}
+	}
+	return nil, nil
+}
+
+// agent builds the built-in agent named (nil for an agent command, noop or gold). An
+// unreachable --base-url is refused here, before any container starts.
+func (b *builtinFlags) agent(ctx context.Context, name string, f *factory) (*agent.Builtin, error) {
+	if !isBuiltin(name) {
+		return nil, nil
+	}
+	price, err := b.price()
+	if err != nil {
+		return nil, err
+	}
+	if b.Budget > 0 && price == nil {
+		return nil, usageError{fmt.Errorf("--budget needs the model's price: --price-in/--price-out or a --prices file with %q", b.Model)}
+	}
+	var m model.Model
+	switch name {
+	case agentOpenAI:
+		if b.BaseURL != "" {
+			if err := reachable(ctx, b.BaseURL); err != nil {
+				return nil, usageError{fmt.Errorf("--base-url %s: %w", redact(b.BaseURL), err)}
+			}
+		}
+		m, err = openai.New(openai.Options{Model: b.Model, BaseURL: b.BaseURL, APIKey: f.Getenv(openai.EnvKey)})
+	case agentBedrock:
+		m, err = bedrock.New(ctx, bedrock.Options{Model: b.Model, Region: b.Region})
+	}
+	if err != nil {
+		return nil, usageError{err}
+	}
+	lim := loop.DefaultLimits()
+	lim.MaxTurns, lim.MaxTokens, lim.ContextTokens, lim.BudgetUSD = b.MaxTurns, b.MaxTokens, b.ContextTokens, b.Budget
+	retry := model.RetryPolicy{OnRetry: func(err error, wait time.Duration) {
+		fmt.Fprintf(f.Err, "%s: %v; retrying in %s\n", name, err, wait.Round(time.Second))
+	}}
+	return &agent.Builtin{Provider: name, Model: model.Retry(m, retry), Limits: lim, Price: price}, nil
+}
+
+// reachable dials the URL's host and port.
+func reachable(ctx context.Context, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("not an http(s) URL")
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	d := net.Dialer{Timeout: 10 * time.Second}
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+	if err != nil {
+		return fmt.Errorf("unreachable: %w", err)
+	}
+	return conn.Close()
+}
+
+// redact drops a URL's userinfo.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	return u.String()
+}
+
+// newModelServeCommand is the demo's stand-in model: a scripted conversation served over
+// the OpenAI chat-completions wire format.
+func newModelServeCommand(f *factory) *cobra.Command {
+	var script, addr, urlFile string
+	c := &cobra.Command{
+		Use:    "model-serve --script FILE",
+		Short:  "Serve a scripted stand-in model over the OpenAI chat-completions wire format (tests and the demo)",
+		Hidden: true,
+		Args:   exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			s, err := scripted.Read(script)
+			if err != nil {
+				return usageError{err}
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			base := "http://" + ln.Addr().String() + "/v1"
+			if urlFile != "" {
+				if err := os.WriteFile(urlFile, []byte(base+"\n"), 0o644); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(f.Out, "scripted model %q (not a model: it plays %s) at %s\n", s.Model, script, base)
+			srv := &http.Server{Handler: scripted.NewServer(s), ReadHeaderTimeout: 10 * time.Second}
+			go func() {
+				<-c.Context().Done()
+				srv.Close()
+			}()
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&script, "script", "", "the script (lib/agent/model/scripted)")
+	c.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "where to listen")
+	c.Flags().StringVar(&urlFile, "url-file", "", "write the base URL to this file once listening")
+	c.MarkFlagRequired("script")
+	return c
+}
