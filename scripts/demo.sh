@@ -58,7 +58,11 @@ mkdir -p "$STORE"
 
 # The fixture PyPI index, for the registry proxy that verify starts.
 pypi_pid=""
-cleanup() { if [ -n "$pypi_pid" ]; then kill "$pypi_pid" 2>/dev/null || true; fi; }
+model_pid=""
+cleanup() {
+	if [ -n "$pypi_pid" ]; then kill "$pypi_pid" 2>/dev/null || true; fi
+	if [ -n "$model_pid" ]; then kill "$model_pid" 2>/dev/null || true; fi
+}
 trap cleanup EXIT
 "$OUT/bin/pypiserve" --addr 127.0.0.1:0 >"$OUT/pypiserve.url" 2>"$OUT/pypiserve.log" &
 pypi_pid=$!
@@ -126,7 +130,23 @@ if [ -d "$OUT/hub" ]; then
 		run_stage eval --pred "$pred" --split full --tasks "$OUT/hub" --out "$OUT/results/$pred" \
 			--git-url-template "$GIT_TMPL" --pypi-upstream "$PYPI_URL" --pypi "${PYPI_URL%/simple/}" --osv data/demo/osv.json
 	done
-	run_stage report "$OUT/results/gold" "$OUT/results/noop" --chart "$OUT/results/resolved.png"
+	# envgap's own agent, the real loop in a box per attempt, on a scripted stand-in model
+	# (data/demo/agents/scripted-model.json: NOT a model; it plays a recorded conversation
+	# per task over the OpenAI wire format: reads the manifest, runs the reproduction, writes
+	# a fix for two of the tasks, gives up on the others).
+	rm -f "$OUT/model.url"
+	"$BIN" model-serve --script data/demo/agents/scripted-model.json --url-file "$OUT/model.url" >"$OUT/model.log" 2>&1 &
+	model_pid=$!
+	for _ in $(seq 50); do
+		[ -s "$OUT/model.url" ] && break
+		sleep 0.1
+	done
+	run_stage run --agent openai --base-url "$(head -n 1 "$OUT/model.url")" --model scripted-demo --max-attempts 2 \
+		--split full --tasks "$OUT/hub" --out "$OUT/results/scripted" \
+		--git-url-template "$GIT_TMPL" --pypi-upstream "$PYPI_URL" --pypi "${PYPI_URL%/simple/}" --osv data/demo/osv.json
+	kill "$model_pid" 2>/dev/null || true
+	model_pid=""
+	run_stage report "$OUT/results/gold" "$OUT/results/noop" "$OUT/results/scripted" --chart "$OUT/results/resolved.png"
 	# The website of the release and its two result folders: static HTML under out/demo/site
 	# that opens from file:// (docs/site.md).
 	run_stage site --hub "$OUT/hub" --results "$OUT/results/gold" --results "$OUT/results/noop" --out "$OUT/site"
@@ -159,7 +179,7 @@ if [ -d "$OUT/hub" ]; then
 	echo "Hub folder:     $OUT/hub"
 fi
 if [ -d "$OUT/results" ]; then
-	echo "eval results:   $OUT/results/{gold,noop}   (envgap report $OUT/results/gold $OUT/results/noop)"
+	echo "eval results:   $OUT/results/{gold,noop,scripted}   (envgap report $OUT/results/gold $OUT/results/noop $OUT/results/scripted)"
 fi
 if [ -f "$OUT/site/index.html" ]; then
 	echo "website:        $OUT/site/index.html   (static; open it in a browser)"
