@@ -170,15 +170,28 @@ func TestEgressSetupThatReachesAroundTheProxyFails(t *testing.T) {
 		{"npm through the proxy", "javascript", "npm install --no-save is-number@7.0.0", "node -e \"require('is-number')\"", today, true, "", 0},
 		{"pip own index", "python", "pip install --index-url " + registry.DefaultPyPIUpstream + " demo-pkg", "python3 -c 'import demo_pkg'", "2023-06-01", false, pypiURL.Hostname(), 443},
 		{"pip through the proxy", "python", "pip install demo-pkg", "python3 -c 'import demo_pkg'", "2023-06-01", true, "", 0},
+		// Maven with the door's settings.xml proxies and MAVEN_OPTS (its repository is the
+		// image's own on this machine's local images).
+		{"maven with the door's settings", "java", "mvn -B -q package", "java -cp target/demo-1.0.jar demo.App", today, true, "", 0},
+	}
+	pom := []core.File{
+		{Path: "pom.xml", Content: []byte(`<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+<groupId>demo</groupId><artifactId>demo</artifactId><version>1.0</version><packaging>jar</packaging>
+<properties><maven.compiler.source>17</maven.compiler.source><maven.compiler.target>17</maven.compiler.target></properties></project>`)},
+		{Path: "src/main/java/demo/App.java", Content: []byte("package demo; public class App { public static void main(String[] a) { System.out.println(\"java ok\"); } }\n")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			eco := schemas.Ecosystem(tt.eco)
+			project := []core.File{{Path: "setup.sh", Content: []byte("set -e\n" + tt.setup + "\n"), Mode: 0o755}}
+			if eco == schemas.EcosystemJava {
+				project = append(project, pom...)
+			}
 			run, _, err := cr.Run(ctx, core.Spec{
 				InstanceID: "envgap__o__egress-1", Side: core.SideAfter,
-				Project:      []core.File{{Path: "setup.sh", Content: []byte("set -e\n" + tt.setup + "\n"), Mode: 0o755}},
+				Project:      project,
 				Recipe:       schemas.Recipe{Ecosystem: eco, ResolveCommand: "bash setup.sh", RunCommand: tt.run},
 				RegistryDate: tt.date, Limits: sandbox.Limits{StepTimeout: 3 * time.Minute},
 			})
