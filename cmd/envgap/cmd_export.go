@@ -53,7 +53,12 @@ registers the boards with the Hub's benchmark leaderboards. The links at the top
 card, the citation and eval.yaml's evaluation framework come from --release-config FILE
 (YAML: leaderboard, code, paper, discussion, citation, evaluation_framework) and the flags,
 which win; code and discussion default to the dataset repository's harness zip and
-discussion page, the citation to a BibTeX entry of the dataset and its corpus id.`,
+discussion page, the citation to a BibTeX entry of the dataset and its corpus id.
+
+With --harbor the folder also gets harbor/tasks.parquet (one row per task not excluded
+from scoring: path and task_binary, a gzipped tar of the task's directory in Harbor's
+format) and harbor/dataset.toml, and the card a section on running EnvGap in Harbor
+(docs/harbor.md; check them with envgap harbor check).`,
 		Example: "  envgap export --out release/\n  envgap export --out release/ --release 2026-09-29 --repo me/EnvGap --release-config release.yaml",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {

@@ -16,6 +16,7 @@ import (
 	"github.com/envgap/envgap/data/demo"
 	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/agent"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -218,16 +219,26 @@ func TestHarborCheckOnEngine(t *testing.T) {
 	os.WriteFile(p, a[ParquetPath], 0o644)
 	var log bytes.Buffer
 	isEnv := func(p string) bool { return p == "requirements.txt" || p == "README.md" }
+	// The given change pins a version published after the cut-off: it must not install.
+	late := []File{{Path: "requirements.txt", Content: []byte(broken + "# pinned by the test\n")}}
 	rep, err := Check(ctx, eng, p, CheckOptions{CorpusID: "sha256:test", Trial: TrialOptions{
-		PyPIUpstream: "http://" + net.JoinHostPort(gw, port) + "/simple/", IsEnvFile: isEnv, Log: &log}})
+		PyPIUpstream: "http://" + net.JoinHostPort(gw, port) + "/simple/", IsEnvFile: isEnv, Log: &log, Change: late}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	var table bytes.Buffer
 	rep.WriteTable(&table)
 	t.Logf("\n%s", table.String())
-	if !rep.OK() || len(rep.Results) != 8 {
+	if !rep.OK() || len(rep.Results) != 10 {
 		t.Fatalf("smoke table disagrees:\n%s\n%s", table.String(), log.String())
+	}
+	for _, r := range rep.Results {
+		if r.Scenario == ScenarioChange && (r.Got != 0 || !strings.Contains(r.Reason, "resolve failed")) {
+			t.Errorf("%s: tabulate 0.9.1 (published after the cut-off) got reward %v (%s), want 0 from a failed resolve", r.Task, r.Got, r.Reason)
+		}
+	}
+	if !strings.Contains(log.String(), "No matching distribution found for tabulate==0.9.1") {
+		t.Errorf("the log does not show pip refusing tabulate 0.9.1:\n%s", log.String())
 	}
 }
 
@@ -252,5 +263,51 @@ func TestToolSourceBuilds(t *testing.T) {
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build envgap-task: %v\n%s", err, out)
+	}
+}
+
+// TestEnvironmentProjectHistory checks the project in a task's environment: a git
+// repository at base_commit holding that commit alone, clean for git itself.
+func TestEnvironmentProjectHistory(t *testing.T) {
+	a, _ := buildTest(t)
+	p := filepath.Join(t.TempDir(), "tasks.parquet")
+	os.WriteFile(p, a[ParquetPath], 0o644)
+	tasks, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var proj []File
+	for _, f := range tasks[0].Files {
+		if rest, ok := strings.CutPrefix(f.Path, ProjectDir+"/"); ok {
+			f.Path = rest
+			proj = append(proj, f)
+		}
+	}
+	dir := t.TempDir()
+	if err := WriteDir(context.Background(), dir, proj); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := testTasks(t)
+	if err := agent.CheckHistory(dir, all[0].BaseCommit); err != nil {
+		t.Fatal(err)
+	}
+	gitTool := testenv.Tool(t, "git")
+	for _, args := range [][]string{{"status", "--porcelain"}, {"rev-list", "--all"}, {"fsck", "--strict"}} {
+		cmd := exec.Command(gitTool, append([]string{"-c", "safe.directory=*"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		switch args[0] {
+		case "status":
+			if len(bytes.TrimSpace(out)) != 0 {
+				t.Errorf("git status is not clean:\n%s", out)
+			}
+		case "rev-list":
+			if strings.TrimSpace(string(out)) != all[0].BaseCommit {
+				t.Errorf("git rev-list --all: %q, want base_commit alone", out)
+			}
+		}
 	}
 }
