@@ -40,6 +40,12 @@ type ResultFigures struct {
 		Share    float64 `json:"share"`
 	} `json:"safe_install"`
 	CostUSD *float64 `json:"cost_usd"`
+	// Agent is what run recorded of the agent (envgap's own agents: model and tokens).
+	Agent *struct {
+		Model        string `json:"model"`
+		InputTokens  int64  `json:"input_tokens"`
+		OutputTokens int64  `json:"output_tokens"`
+	} `json:"agent"`
 }
 
 // ReadResultFolder reads summary.json and results.jsonl of a result folder.
@@ -101,6 +107,10 @@ type ReportRow struct {
 	CostUSD          float64 `json:"cost_usd"`
 	// CostReported counts the attempts that reported a cost.
 	CostReported int `json:"cost_reported"`
+	// Model and the tokens of every attempt (envgap's own agents; empty and 0 otherwise).
+	Model        string `json:"model,omitempty"`
+	InputTokens  int64  `json:"input_tokens"`
+	OutputTokens int64  `json:"output_tokens"`
 }
 
 // Leaderboard is the report over one or more result folders.
@@ -137,6 +147,13 @@ func reportRow(f *ResultFolder) ReportRow {
 		if r.CostUSD != nil {
 			row.CostUSD += *r.CostUSD
 			row.CostReported++
+		}
+		if r.Agent != nil {
+			row.InputTokens += r.Agent.InputTokens
+			row.OutputTokens += r.Agent.OutputTokens
+			if r.Agent.Model != "" {
+				row.Model = r.Agent.Model
+			}
 		}
 		if r.Excluded {
 			continue
@@ -261,6 +278,9 @@ func (lb *Leaderboard) Markdown(w io.Writer) error {
 		var notes []string
 		if r.Excluded > 0 {
 			notes = append(notes, fmt.Sprintf("%d excluded task(s) evaluated and dropped from every figure", r.Excluded))
+		}
+		if r.Model != "" || r.InputTokens+r.OutputTokens > 0 {
+			notes = append(notes, fmt.Sprintf("model %s, %d input and %d output tokens over every attempt", mdCell(r.Model), r.InputTokens, r.OutputTokens))
 		}
 		if r.Faults > 0 {
 			notes = append(notes, fmt.Sprintf("INCOMPLETE: %d task(s) have no result because of infrastructure faults (run the same command again)", r.Faults))

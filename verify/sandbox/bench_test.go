@@ -78,3 +78,44 @@ func BenchmarkRunsPerMinute(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBoxExecVsDockerExec measures one command of an agent's box (Box.Exec: the
+// exec, the output capture, the timeout wrapper) against `docker exec CONTAINER bash -c
+// 'seq 1000'` on the same container, and reports both and their ratio (box-ms / cli-ms;
+// the goal is at most 1.0).
+func BenchmarkBoxExecVsDockerExec(b *testing.B) {
+	e, img := needEngine(b)
+	docker := testenv.Tool(b, "docker")
+	ctx := context.Background()
+	box, err := e.OpenBox(ctx, BoxSpec{Image: img, Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer box.Close()
+	const command = "seq 1000"
+	var boxTotal, cliTotal time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		sr, err := box.Exec(ctx, command, time.Minute)
+		if err != nil || sr.ExitCode != 0 || sr.OutputSize != 3893 {
+			b.Fatalf("Exec: %v %+v", err, sr)
+		}
+		t1 := time.Now()
+		cmd := exec.Command(docker, "exec", box.ID(), "bash", "-c", command)
+		cmd.Env = append(cmd.Environ(), "DOCKER_HOST="+e.Host())
+		if out, err := cmd.CombinedOutput(); err != nil || len(out) != 3893 {
+			b.Fatalf("docker exec: %v: %d bytes", err, len(out))
+		}
+		t2 := time.Now()
+		boxTotal += t1.Sub(t0)
+		cliTotal += t2.Sub(t1)
+	}
+	n := float64(b.N)
+	boxMS := float64(boxTotal.Milliseconds()) / n
+	cliMS := float64(cliTotal.Milliseconds()) / n
+	b.ReportMetric(boxMS, "box-ms/op")
+	b.ReportMetric(cliMS, "cli-ms/op")
+	if cliMS > 0 {
+		b.ReportMetric(boxMS/cliMS, "ratio")
+	}
+}
