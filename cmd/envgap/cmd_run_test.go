@@ -157,7 +157,7 @@ func TestRunBuiltinAgent(t *testing.T) {
 	if want := (1820*2.0 + 33*10.0) / 1e6; rf[0].CostUSD == nil || *rf[0].CostUSD != want {
 		t.Fatalf("cost %v, want %v", rf[0].CostUSD, want)
 	}
-	if md, err := runCLI(t, "report", filepath.Join(res, "model")); err != nil || !strings.Contains(md, "model scripted-test, 2920 input and 38 output tokens over every attempt") ||
+	if md, err := runCLI(t, "report", filepath.Join(res, "model")); err != nil || !strings.Contains(md, "model scripted-test, 2920 input and 58 output tokens over every attempt") ||
 		!strings.Contains(md, "| $0.01 |") {
 		t.Errorf("report: %v\n%s", err, md)
 	}
