@@ -57,5 +57,5 @@ func (s *Stage) VerifyOne(ctx context.Context, c catalog.CandidateEntry, opts Op
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return s.one(ctx, s.Cores[0], c, opts, true) // waits while another worker holds its claim
+	return s.one(ctx, checkOn{core: s.Cores[0], opts: opts, wait: true}, c) // waits while another worker holds its claim
 }

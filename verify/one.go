@@ -67,26 +67,35 @@ func (s *Stage) cached(id string, key schemas.Digest) (Result, bool) {
 	return Result{InstanceID: id, Outcome: v.Outcome, Reason: v.Reason, Stability: v.Stability, Cached: true, Verdict: d}, true
 }
 
-// one verifies one candidate. When wait is false and another worker holds the
-// candidate's claim, it returns a deferred result at once.
-func (s *Stage) one(ctx context.Context, cr *core.Core, c catalog.CandidateEntry, opts Options, wait bool) Result {
+// checkOn is how one candidate is checked: on which core, with which options, and whether
+// to wait while another worker holds the candidate's claim (false: come back deferred at
+// once).
+type checkOn struct {
+	core *core.Core
+	opts Options
+	wait bool
+}
+
+// one verifies one candidate.
+func (s *Stage) one(ctx context.Context, on checkOn, c catalog.CandidateEntry) Result {
 	if len(c.GoldFiles) == 0 {
 		props, err := s.proposals(&c)
 		if err != nil {
 			return fail(c.InstanceID, err)
 		}
 		if len(props) > 0 {
-			return s.withProposals(ctx, cr, c, props, opts, wait)
+			return s.withProposals(ctx, on, c, props)
 		}
 	}
-	return s.check(ctx, cr, c, nil, opts, wait)
+	return s.check(ctx, on, c, nil)
 }
 
 // check verifies a candidate with its own fix, or with a proposal's (p): the proposal's
 // gold_files are the fix and its commands replace the candidate's where given. A verdict
 // checking a proposal names it; when it is not verified it is kept under
 // proposal-checks/<id>/<proposal> and the candidate stays without a verdict.
-func (s *Stage) check(ctx context.Context, cr *core.Core, c catalog.CandidateEntry, p *proposal, opts Options, wait bool) Result {
+func (s *Stage) check(ctx context.Context, on checkOn, c catalog.CandidateEntry, p *proposal) Result {
+	cr, opts, wait := on.core, on.opts, on.wait
 	id := c.InstanceID
 	// The project is fetched only when it is needed: to generate missing commands (once
 	// per candidate; the result is memoised) or to run. A re-verify of unchanged

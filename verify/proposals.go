@@ -9,7 +9,6 @@ import (
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
 )
 
 // proposal is a stored proposal with its digest.
@@ -50,11 +49,11 @@ func (s *Stage) proposals(c *catalog.CandidateEntry) ([]proposal, error) {
 // until one verifies: that verdict (naming the proposal) is the candidate's. When none
 // does, the candidate gets no verdict: it stays not_checked, waiting for a working fix,
 // and each failed check is kept (proposal-checks/<id>/<proposal>).
-func (s *Stage) withProposals(ctx context.Context, cr *core.Core, c catalog.CandidateEntry, props []proposal, opts Options, wait bool) Result {
+func (s *Stage) withProposals(ctx context.Context, on checkOn, c catalog.CandidateEntry, props []proposal) Result {
 	cached := true
 	var failed []string
 	for _, p := range props {
-		r := s.check(ctx, cr, c, &p, opts, wait)
+		r := s.check(ctx, on, c, &p)
 		if r.Error != "" || r.deferred || r.Outcome == schemas.OutcomeVerified {
 			return r
 		}

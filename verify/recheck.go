@@ -114,7 +114,7 @@ func (s *Stage) recheckTask(ctx context.Context, cr *core.Core, r data.RefEntry,
 	if err := s.Store.GetJSON(r.Digest, &t); err != nil {
 		return RecheckResult{InstanceID: strings.TrimPrefix(r.Name, data.RefTasks), Error: err.Error()}
 	}
-	return s.recheckOne(ctx, cr, t, r.Digest, label, since, opts)
+	return s.recheckOne(ctx, cr, rechecked{task: t, label: label, since: since}, opts)
 }
 
 // RecheckEvent is the progress event of one rechecked task (done of total).
@@ -140,7 +140,16 @@ func (s *Stage) SaveRecheck(date string, results []RecheckResult) (*Recheck, err
 	return rec, s.Store.SetRef(data.RefRechecks+label, d)
 }
 
-func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, t schemas.Task, taskDigest schemas.Digest, label string, since time.Time, opts Options) RecheckResult {
+// rechecked is what one recheck of a task reruns: the task row and the recheck's day
+// (label) with its registry cut-off (since).
+type rechecked struct {
+	task  schemas.Task
+	label string
+	since time.Time
+}
+
+func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, rc rechecked, opts Options) RecheckResult {
+	t, label, since := rc.task, rc.label, rc.since
 	kind := "repair"
 	if t.IsControl {
 		kind = "control"

@@ -161,7 +161,7 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 					err := down.NotRun(cr)
 					res = Result{InstanceID: c.InstanceID, Infra: true, Error: err.Error(), err: err}
 				} else {
-					res = s.one(ctx, cr, c, opts, wait)
+					res = s.one(ctx, checkOn{core: cr, opts: opts, wait: wait}, c)
 				}
 				mu.Lock()
 				rep.Results[i] = res
