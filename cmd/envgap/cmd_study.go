@@ -6,11 +6,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/envgap/envgap"
 	"github.com/envgap/envgap/harness/study"
+	"github.com/envgap/envgap/lib/agent/loop"
+	"github.com/envgap/envgap/lib/agent/model"
+	"github.com/envgap/envgap/lib/agent/model/bedrock"
+	"github.com/envgap/envgap/lib/agent/model/openai"
 	"github.com/envgap/envgap/lib/studylayout"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
@@ -174,6 +179,9 @@ type studyRunOptions struct {
 	Out          string
 	Jobs         int
 	AgentTimeout time.Duration
+	BaseURL      string
+	Region       string
+	MaxTurns     int
 }
 
 func newStudyRunCommand(f *factory) *cobra.Command {
@@ -191,6 +199,12 @@ round's error and system packages) and layers.json (D2 and D3 of the run that su
 the layout crawl lite imports and study report reads. A finished project is never run
 again, so an interrupted run resumes; runs are memoised in the store.
 
+--agent bedrock|openai --model M: envgap's built-in model agent (lib/agent/loop) acting in
+the box (a container of the language's clean image on the workspace, with the registry proxy
+and the egress door), one loop attempt per round whose task is the prompt (and at a Repair
+round every error so far, verbatim); tools bash, write_file, finish (its summary's "RUN:"
+line is the run command). --base-url points openai at any OpenAI-compatible server.
+
 --agent CMD runs a command per turn in the workspace with ENVGAP_STUDY_PROMPT (file),
 ENVGAP_STUDY_ROUND, ENVGAP_STUDY_FEEDBACK (file: the last error), ENVGAP_STUDY_ERRORS
 (folder of every error so far), ENVGAP_STUDY_LANGUAGE, ENVGAP_STUDY_PROBLEM and
@@ -204,17 +218,22 @@ default recipe's entry point is used). See docs/study.md.`,
 				return usageError{errors.New("--agent is required: a command (see envgap study run --help)")}
 			case opts.Out == "":
 				return usageError{errors.New("--out STUDY is required")}
-			case opts.Agent == "bedrock" || opts.Agent == "openai":
-				return usageError{fmt.Errorf("--agent %s: the built-in model agents are not wired into study run yet; give an agent command", opts.Agent)}
-			case opts.AgentName == "":
+			case (opts.Agent == "bedrock" || opts.Agent == "openai") && opts.Model == "":
+				return usageError{fmt.Errorf("--agent %s needs --model", opts.Agent)}
+			case opts.AgentName == "" && opts.Agent != "bedrock" && opts.Agent != "openai":
 				return usageError{errors.New("--agent-name is required with an agent command: it names the study's agent folder")}
+			case opts.AgentName == "":
+				opts.AgentName = folderName(opts.Model)
 			}
 			return runStudyRun(c, f, opts)
 		},
 	}
-	c.Flags().StringVar(&opts.Agent, "agent", "", "the agent: a command run in the workspace each turn")
-	c.Flags().StringVar(&opts.AgentName, "agent-name", "", "the agent's folder in the study (e.g. claude-code)")
-	c.Flags().StringVar(&opts.Model, "model", "", "the model, recorded in rounds.json")
+	c.Flags().StringVar(&opts.Agent, "agent", "", "the agent: bedrock or openai (built-in model agents acting in the box), or a command run in the workspace each turn")
+	c.Flags().StringVar(&opts.AgentName, "agent-name", "", "the agent's folder in the study (e.g. claude-code; default for a model agent: the model)")
+	c.Flags().StringVar(&opts.Model, "model", "", "the model (required for bedrock and openai; recorded in rounds.json)")
+	c.Flags().StringVar(&opts.BaseURL, "base-url", "", "openai: an OpenAI-compatible server's URL (default the OpenAI API, key in $"+openai.EnvKey+")")
+	c.Flags().StringVar(&opts.Region, "region", "", "bedrock: the AWS region (default the AWS configuration's)")
+	c.Flags().IntVar(&opts.MaxTurns, "max-turns", 0, "bedrock, openai: model turns per protocol round (default the loop's)")
 	c.Flags().StringSliceVar(&opts.Languages, "languages", []string{"python", "javascript", "java", "cpp"}, "languages, comma-separated")
 	c.Flags().StringVar(&opts.Problems, "problems", "", "the problem list (default "+defaultProblemsFile+", embedded)")
 	c.Flags().Int64SliceVar(&opts.Only, "only", nil, "run these problem numbers only (default: every problem of the list)")
@@ -280,8 +299,23 @@ func runStudyRun(c *cobra.Command, f *factory, opts *studyRunOptions) error {
 		r, err := agent.RunCommand(ctx, command, dir, env, timeout)
 		return r.ExitCode, r.TimedOut, err
 	}
+	var ag study.Agent = &study.CommandAgent{Command: opts.Agent, Run: runner, Timeout: opts.AgentTimeout}
+	if opts.Agent == "bedrock" || opts.Agent == "openai" {
+		var m model.Model
+		switch opts.Agent {
+		case "openai":
+			m, err = openai.New(openai.Options{Model: opts.Model, BaseURL: opts.BaseURL, APIKey: f.Getenv(openai.EnvKey)})
+		case "bedrock":
+			m, err = bedrock.New(c.Context(), bedrock.Options{Model: opts.Model, Region: opts.Region})
+		}
+		if err != nil {
+			return usageError{err}
+		}
+		ag = &study.ModelAgent{Core: sess.Stage.Cores[0], Limits: vo.Limits, Timeout: opts.AgentTimeout,
+			Loop: &loop.Agent{Model: model.Retry(m, model.RetryPolicy{}), Limits: loop.Limits{MaxTurns: opts.MaxTurns}, System: study.StudySystem, Tools: study.StudyTools()}}
+	}
 	res, err := study.Run(c.Context(), study.RunOptions{
-		Agent:     &study.CommandAgent{Command: opts.Agent, Run: runner, Timeout: opts.AgentTimeout},
+		Agent:     ag,
 		AgentName: opts.AgentName, Model: opts.Model, Languages: langs, Problems: problems,
 		Trials: opts.Trials, MaxRepairs: opts.MaxRepairs, Variant: opts.Variant, Out: opts.Out, Jobs: opts.Jobs,
 		Exec: &study.Executor{Core: sess.Stage.Cores[0], Store: st, Limits: vo.Limits},
@@ -317,4 +351,15 @@ func runStudyRun(c *cobra.Command, f *factory, opts *studyRunOptions) error {
 		return partialError{fmt.Errorf("study run: %d project(s) not recorded (an infrastructure fault; run again to resume)", len(res.Failed))}
 	}
 	return nil
+}
+
+// folderName turns a model id into a study agent folder name (letters, digits, '.', '_', '-').
+func folderName(m string) string {
+	b := []byte(m)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	return strings.Trim(string(b), "-.")
 }

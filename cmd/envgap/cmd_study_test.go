@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/envgap/envgap/harness/study"
+	"github.com/envgap/envgap/lib/agent/model/scripted"
 )
 
 func TestStudyReportDemoNoEngine(t *testing.T) {
@@ -197,4 +199,39 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// TestStudyRunModelAgent runs the protocol with the built-in model agent (lib/agent/loop)
+// acting in the box, its model a scripted stand-in served over the OpenAI wire format
+// (the real openai provider talks to it): Gen writes the project with write_file and says
+// how to run it in finish; the project runs in the clean image.
+func TestStudyRunModelAgent(t *testing.T) {
+	requireEngine(t, "envgap-python-eval")
+	script, err := scripted.Parse([]byte(`{"model": "scripted-study", "conversations": [{"match": "TASK: HMAC Integrity Checker", "turns": [
+  {"tool_calls": [{"name": "bash", "input": {"command": "python3 --version"}},
+                  {"name": "write_file", "input": {"path": "hmac_check.py", "content": "import hashlib, hmac\nprint(hmac.new(b'Jefe', b'what do ya want for nothing?', hashlib.sha256).hexdigest())\n"}},
+                  {"name": "write_file", "input": {"path": "requirements.txt", "content": "\n"}}]},
+  {"tool_calls": [{"name": "finish", "input": {"summary": "RUN: python3 hmac_check.py\nstandard library only"}}]}]}]}`), "script")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(scripted.NewServer(script))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "study")
+	got, err := runCLI(t, "--store", filepath.Join(t.TempDir(), "store"), "study", "run", "--agent", "openai", "--model", "scripted-study",
+		"--base-url", srv.URL+"/v1", "--languages", "python", "--only", "13", "--max-repairs", "1", "--out", out, "--problems", "../../data/problems.json")
+	if err != nil {
+		t.Fatalf("study run: %v\n%s", err, got)
+	}
+	dir := filepath.Join(out, "scripted-study/python-t1/p13")
+	meta, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(meta), `"worked_first_time": true`) || !strings.Contains(string(meta), `"run_command": "python3 hmac_check.py"`) {
+		t.Errorf("meta.json:\n%s", meta)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "written/hmac_check.py")); err != nil || !strings.Contains(string(b), "hmac.new") {
+		t.Errorf("written/hmac_check.py: %v %s", err, b)
+	}
 }

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/envgap/envgap/lib/studylayout"
@@ -65,4 +66,24 @@ func toCore(fs []coreFile) []core.File {
 		out = append(out, core.File{Path: f.path, Content: []byte(f.content), Mode: 0o644})
 	}
 	return out
+}
+
+func TestTaskTextAndRunCommand(t *testing.T) {
+	tt := Turn{Round: 2, Prompt: "TASK: X\n", Errors: []string{"e0 verbatim", "e1 verbatim"}}
+	got := TaskText(tt)
+	for _, want := range []string{"TASK: X\n", "Round 0 failed:\ne0 verbatim\n", "Round 1 failed:\ne1 verbatim\n", "RUN: <command>"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("task text lacks %q:\n%s", want, got)
+		}
+	}
+	if TaskText(Turn{Prompt: "P"}) != "P" {
+		t.Error("Gen's task text is not the prompt alone")
+	}
+	traj := []any{
+		map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"name": "finish", "input": map[string]any{"summary": "RUN: node a.js"}}}},
+		map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"name": "finish", "input": map[string]any{"summary": "done\n RUN:  node index.js \n"}}}},
+	}
+	if got := runFromTrajectory(traj); got != "node index.js" {
+		t.Errorf("run command %q, want the last finish's", got)
+	}
 }

@@ -77,6 +77,10 @@ type Agent struct {
 	Limits Limits
 	// Price is the model's price; nil: cost unknown (cost_usd null).
 	Price *model.Price
+	// System replaces the system prompt (empty: System); Tools the tools offered (nil:
+	// Tools). envgap study run gives the paper's protocol its own (no run_repro).
+	System string
+	Tools  []model.Tool
 }
 
 // Stop reasons of an attempt.
@@ -215,7 +219,14 @@ func (a *Agent) Run(ctx context.Context, task string, box Box, repro Repro) (*Re
 		if res.FirstRequest == 0 {
 			res.FirstRequest = time.Since(start)
 		}
-		resp, err := a.Model.Complete(ctx, model.Request{System: System, Messages: conv.msgs, Tools: Tools, MaxTokens: lim.AnswerTokens})
+		sys, tools := a.System, a.Tools
+		if sys == "" {
+			sys = System
+		}
+		if tools == nil {
+			tools = Tools
+		}
+		resp, err := a.Model.Complete(ctx, model.Request{System: sys, Messages: conv.msgs, Tools: tools, MaxTokens: lim.AnswerTokens})
 		if err != nil {
 			if timedOut() {
 				res.Stop = StopTimeout

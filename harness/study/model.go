@@ -1,0 +1,175 @@
+package study
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/envgap/envgap/lib/agent/loop"
+	"github.com/envgap/envgap/lib/agent/model"
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/core"
+	"github.com/envgap/envgap/verify/sandbox"
+)
+
+// StudySystem is the system prompt of a built-in model agent in the study: a developer's
+// coding agent asked for a project. The task text is the paper's prompt.
+const StudySystem = `You are a coding agent. Write the complete project the user asks for into your working
+directory (the workspace), with the tools: bash runs a command in a container of the language's
+clean image with the workspace as working directory; write_file writes a file of the workspace.
+When the project is complete, call finish, with the one shell command that runs the program
+(from the workspace, after its dependencies are installed) on the first line of the summary as
+"RUN: <command>". The project is then built and run in a fresh clean container; if it fails, you
+get the error and repair the project.`
+
+// StudyTools are the tools of the study's model agent: the loop's, without run_repro (the
+// harness runs the project after each turn, as the paper's protocol does).
+func StudyTools() []model.Tool {
+	var out []model.Tool
+	for _, t := range loop.Tools {
+		if t.Name != "run_repro" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// ModelAgent is a built-in model agent (lib/agent/loop) acting in the box: a container of
+// the language's evaluation image on the workspace, with the registry proxy and the egress
+// door as runs have them. Each turn is one loop attempt whose task text is the Gen prompt,
+// and at a Repair round the errors so far, verbatim.
+type ModelAgent struct {
+	Loop    *loop.Agent
+	Core    *core.Core
+	Limits  sandbox.Limits
+	Timeout time.Duration
+	Now     func() time.Time
+}
+
+// TaskText is the message of a turn: the prompt at Gen; at a Repair round, the prompt, then
+// each earlier round's error verbatim (the history a conversation would hold), the last one
+// being the one to repair.
+func TaskText(t Turn) string {
+	if t.Round == 0 {
+		return t.Prompt
+	}
+	var b strings.Builder
+	b.WriteString(t.Prompt)
+	b.WriteString("\nThe project you wrote (in the workspace as you left it) was built and run in a clean container.\n")
+	for i, e := range t.Errors {
+		fmt.Fprintf(&b, "\nRound %d failed:\n%s\n", i, e)
+	}
+	b.WriteString("\nRepair the project so that it builds and runs in the clean container; call finish with RUN: <command>.\n")
+	return b.String()
+}
+
+// Turn runs one loop attempt in a fresh box.
+func (m *ModelAgent) Turn(ctx context.Context, t Turn) (TurnResult, error) {
+	now := time.Now
+	if m.Now != nil {
+		now = m.Now
+	}
+	box, err := m.Core.OpenBox(ctx, core.BoxSpec{InstanceID: fmt.Sprintf("study:%s-p%d-r%d", t.Language, t.Problem.Number, t.Round),
+		Image: t.Language.Image(), RegistryDate: now().UTC().Format(time.RFC3339), Dir: t.Workspace, Limits: m.Limits})
+	if err != nil {
+		return TurnResult{}, err
+	}
+	defer box.Close()
+	if m.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, m.Timeout)
+		defer cancel()
+	}
+	res, err := m.Loop.Run(ctx, TaskText(t), &boxAdapter{box: box, dir: t.Workspace}, func(context.Context) (string, int, error) {
+		return "run_repro is not part of the study: finish, and the project is run in a clean container", 2, nil
+	})
+	if err != nil {
+		return TurnResult{}, err
+	}
+	out := TurnResult{Note: fmt.Sprintf("model agent stopped: %s after %d turn(s)", res.Stop, res.Turns), RunCommand: runFromTrajectory(res.Trajectory)}
+	if b, err := jsonLines(res.Trajectory); err == nil {
+		f, err := os.OpenFile(filepath.Join(t.Dir, "trajectory.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err == nil {
+			f.Write(b)
+			f.Close()
+		}
+	}
+	return out, nil
+}
+
+// runFromTrajectory returns the command of the last finish call's "RUN: " line.
+func runFromTrajectory(traj []any) string {
+	run := ""
+	for _, e := range traj {
+		m, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		calls, _ := m["tool_calls"].([]any)
+		for _, c := range calls {
+			cm, _ := c.(map[string]any)
+			if cm["name"] != "finish" {
+				continue
+			}
+			in, _ := cm["input"].(map[string]any)
+			s, _ := in["summary"].(string)
+			for _, l := range strings.Split(s, "\n") {
+				if r, ok := strings.CutPrefix(strings.TrimSpace(l), "RUN:"); ok && strings.TrimSpace(r) != "" {
+					run = strings.TrimSpace(r)
+				}
+			}
+		}
+	}
+	return run
+}
+
+// boxAdapter is a core box as the loop's Box.
+type boxAdapter struct {
+	box *core.Box
+	dir string
+}
+
+func (b *boxAdapter) Exec(ctx context.Context, command string, timeout time.Duration) (loop.Exec, error) {
+	r, err := b.box.Exec(ctx, command, timeout)
+	if err != nil {
+		return loop.Exec{}, err
+	}
+	return loop.Exec{ExitCode: r.ExitCode, TimedOut: r.TimedOut, Output: r.Output, OutputSize: r.OutputSize}, nil
+}
+
+func (b *boxAdapter) WriteFile(p string, content []byte) error {
+	if err := schemas.CheckRelPath(p); err != nil {
+		return err
+	}
+	full := filepath.Join(b.dir, filepath.FromSlash(p))
+	// A path through a symbolic link of the workspace could leave it.
+	rel, err := filepath.Rel(b.dir, filepath.Dir(full))
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("path %q leaves the workspace", p)
+	}
+	for d := filepath.Dir(full); d != b.dir && len(d) > len(b.dir); d = filepath.Dir(d) {
+		if st, err := os.Lstat(d); err == nil && st.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("path %q goes through a symbolic link", p)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(full, content, 0o644)
+}
+
+func jsonLines(items []any) ([]byte, error) {
+	var b []byte
+	for _, it := range items {
+		x, err := json.Marshal(it)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, x...), '\n')
+	}
+	return b, nil
+}
