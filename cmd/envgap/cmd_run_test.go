@@ -176,15 +176,21 @@ func TestRunBuiltinAgent(t *testing.T) {
 		}
 	}
 
-	// A model that never stops is ended by --max-turns, and the workspace is scored.
-	base = serveScript(t, `{"model":"loops","conversations":[{"turns":[{"tool_calls":[{"name":"bash","input":{"command":"true"}}]}]}]}`)
+	// A model that never stops is ended by --max-turns, and the workspace is scored. It
+	// tries to reach GitHub from the box: the egress door refuses, and the refusal is in
+	// the trajectory.
+	base = serveScript(t, `{"model":"loops","conversations":[{"turns":[{"tool_calls":[{"name":"bash","input":{"command":"python3 -c \"import urllib.request as u; u.urlopen('https://github.com/', timeout=20)\"; echo rc=$?"}}]}]}]}`)
 	out, err = w.runAgent(t, store, "openai", filepath.Join(res, "loops"), "--model", "loops", "--base-url", base, "--max-attempts", "1", "--max-turns", "3")
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
 	rf, _ = readFolder(t, filepath.Join(res, "loops"))
-	if len(rf) != 1 || rf[0].Agent.Stop != "max_turns" || rf[0].Agent.Turns != 3 || !rf[0].Resolved {
-		t.Fatalf("never stops: %+v", rf)
+	if len(rf) != 1 || rf[0].Agent.Stop != "max_turns" || rf[0].Agent.Turns != 3 || !rf[0].Resolved || rf[0].Agent.RefusedConnections < 1 {
+		t.Fatalf("never stops: %+v %+v", rf, rf[0].Agent)
+	}
+	traj, _ = os.ReadFile(filepath.Join(res, "loops", "agent", evalControl, "run-1", "attempt-1.trajectory"))
+	if !strings.Contains(string(traj), `"type":"refused_connection","host":"github.com"`) && !strings.Contains(string(traj), `"host":"github.com"`) {
+		t.Errorf("the refusal is not in the trajectory:\n%s", traj)
 	}
 
 	// An expired key is an infrastructure fault: exit 4, no result, a message saying
