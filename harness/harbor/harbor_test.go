@@ -311,3 +311,40 @@ func TestEnvironmentProjectHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptsParse checks test.sh and solve.sh with bash -n, and that solve.sh writes the
+// gold files byte for byte.
+func TestScriptsParse(t *testing.T) {
+	bash := testenv.Tool(t, "bash")
+	tasks, _ := testTasks(t)
+	tk := tasks[0]
+	weird := "line 1\n'quoted' $HOME `x`\nENVGAP_EOF\n"
+	tk.GoldFiles = append(tk.GoldFiles, schemas.File{Path: "sub dir/it's.txt", Content: &weird}, schemas.File{Path: "README.md"})
+	solve, err := solveScript(&tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"test.sh": testScript(&tk), "solve.sh": solve} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o755)
+		if out, err := exec.Command(bash, "-n", p).CombinedOutput(); err != nil {
+			t.Fatalf("bash -n %s: %v\n%s", name, err, out)
+		}
+	}
+	work := t.TempDir()
+	os.WriteFile(filepath.Join(work, "README.md"), []byte("x"), 0o644)
+	script := strings.Replace(string(solve), "cd /work", "cd "+shellQuote(work), 1)
+	if out, err := exec.Command(bash, "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("solve.sh: %v\n%s", err, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(work, "sub dir", "it's.txt")); err != nil || string(b) != weird {
+		t.Errorf("solve.sh wrote %q (%v), want %q", b, err, weird)
+	}
+	if b, _ := os.ReadFile(filepath.Join(work, "requirements.txt")); string(b) != fixed {
+		t.Errorf("requirements.txt = %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(work, "README.md")); err == nil {
+		t.Error("solve.sh did not delete README.md")
+	}
+}

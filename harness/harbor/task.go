@@ -270,6 +270,7 @@ services:
     build:
       context: .
       target: main
+    command: ["sleep", "infinity"]
     depends_on:
       - registry
   registry:
@@ -359,8 +360,11 @@ step() { # name
   echo "== $1 exit $rc"
   return $rc
 }
-step bootstrap || finish 0 0 "bootstrap failed (exit $rc)"
-step resolve || finish 0 0 "resolve failed (exit $rc)"
-step run || finish 0 0 "run failed (exit $rc)"
+failed() { # name
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then echo "$1 timed out (@STEP_TIMEOUT@ s)"; else echo "$1 failed (exit $rc)"; fi
+}
+step bootstrap || finish 0 0 "$(failed bootstrap)"
+step resolve || finish 0 0 "$(failed resolve)"
+step run || finish 0 0 "$(failed run)"
 finish 1 1 "resolved: the project installs and runs"
 `
