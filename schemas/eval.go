@@ -85,6 +85,9 @@ type AgentAttempt struct {
 	Stop         string `json:"stop,omitempty"`
 	// RefusedConnections counts the connections the box's egress door refused.
 	RefusedConnections int `json:"refused_connections,omitempty"`
+	// FirstRequestMS is the time from the attempt's start (the box opening) to the
+	// model's first request.
+	FirstRequestMS int64 `json:"first_request_ms,omitempty"`
 }
 
 // EvalStep is one step of the run of a prediction.

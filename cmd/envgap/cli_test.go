@@ -16,7 +16,7 @@ import (
 )
 
 // runCLI runs the root command with args and returns stdout and the error.
-func runCLI(t *testing.T, args ...string) (string, error) {
+func runCLI(t testing.TB, args ...string) (string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	f := &factory{Global: &globalOptions{}, Out: &out, Err: &errOut, Getenv: func(string) string { return "" }}

@@ -204,3 +204,35 @@ func TestRunBuiltinAgent(t *testing.T) {
 		t.Fatalf("a provider fault recorded results: %+v", rf)
 	}
 }
+
+// BenchmarkRunBuiltinFirstRequest measures the time from a built-in agent's attempt
+// start (the box opening) to the model's first request, on the scenario's control task.
+func BenchmarkRunBuiltinFirstRequest(b *testing.B) {
+	requireEngine(b, "envgap-python-eval")
+	w := newEvalWorld(b)
+	store := filepath.Join(b.TempDir(), "store")
+	s, err := scripted.Parse([]byte(`{"model":"m","conversations":[{"turns":[{"tool_calls":[{"name":"finish","input":{}}]}]}]}`), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(scripted.NewServer(s))
+	defer ts.Close()
+	var total int64
+	i := 0
+	for b.Loop() {
+		i++
+		out := filepath.Join(b.TempDir(), "r")
+		args := []string{"--store", store, "run", "--agent", "openai", "--model", "m", "--base-url", ts.URL + "/v1", "--split", "reported",
+			"--tasks", w.hub, "--out", out, "--git-url-template", w.gitTemplate, "--pypi-upstream", w.pypi + "/simple/", "--pypi", w.pypi,
+			"--npm-registry", "http://127.0.0.1:9/", "--osv", w.osv, "--max-attempts", "1"}
+		if o, err := runCLI(b, args...); err != nil {
+			b.Fatalf("run: %v\n%s", err, o)
+		}
+		_, rs, err := schemas.ReadEvalFolder[schemas.EvalResult](out)
+		if err != nil || len(rs) != 1 || rs[0].Agent == nil {
+			b.Fatalf("%v %+v", err, rs)
+		}
+		total += rs[0].Agent.FirstRequestMS
+	}
+	b.ReportMetric(float64(total)/float64(i), "first-request-ms")
+}

@@ -93,6 +93,7 @@ func actBuiltin(ctx context.Context, ws *Workspace, n int, opts Options, keep st
 	defer closeBox()
 	repro := &ReproServer{ws: ws, runner: opts.Evaluator.Runner, store: opts.Evaluator.Store, limits: opts.Evaluator.Limits}
 	agent := &loop.Agent{Model: b.Model, Limits: lim, Price: b.Price}
+	loopStart := time.Now()
 	res, runErr := agent.Run(actx, task, &wsBox{box: box, dir: ws.Dir}, func(ctx context.Context) (string, int, error) {
 		ans, err := repro.repro(ctx)
 		if err != nil {
@@ -114,7 +115,8 @@ func actBuiltin(ctx context.Context, ws *Workspace, n int, opts Options, keep st
 		return nil, cerr
 	}
 	info := &schemas.AgentAttempt{Command: b.Label(), Model: b.Model.Name(), Turns: res.Turns, InputTokens: res.Usage.InputTokens,
-		OutputTokens: res.Usage.OutputTokens, Stop: res.Stop, DurationMS: time.Since(start).Milliseconds(), TimedOut: res.Stop == loop.StopTimeout}
+		OutputTokens: res.Usage.OutputTokens, Stop: res.Stop, DurationMS: time.Since(start).Milliseconds(), TimedOut: res.Stop == loop.StopTimeout,
+		FirstRequestMS: (loopStart.Sub(start) + res.FirstRequest).Milliseconds()}
 	traj := res.Trajectory
 	for _, r := range refused {
 		info.RefusedConnections += r.Count
