@@ -73,6 +73,16 @@ func writeStudyTB(t testing.TB, projects []hp) string {
 			}
 			b.WriteString("add_executable(p main.cpp)\n")
 			write(filepath.Join(w, "CMakeLists.txt"), b.String())
+		case "java":
+			var b strings.Builder
+			b.WriteString("<project><modelVersion>4.0.0</modelVersion><groupId>g</groupId><artifactId>p</artifactId><version>1</version>\n" +
+				"<build><plugins><plugin><artifactId>maven-jar-plugin</artifactId><configuration><archive><manifest><mainClass>Main</mainClass></manifest></archive></configuration></plugin></plugins></build>\n<dependencies>\n")
+			for _, d := range p.d1 {
+				fmt.Fprintf(&b, "<dependency><groupId>g</groupId><artifactId>%s</artifactId><version>1.0</version></dependency>\n", d)
+			}
+			b.WriteString("</dependencies></project>\n")
+			write(filepath.Join(w, "pom.xml"), b.String())
+			write(filepath.Join(w, "src/main/java/Main.java"), "public class Main { public static void main(String[] a) {} }\n")
 		default:
 			write(filepath.Join(w, "README.md"), "x\n")
 		}
