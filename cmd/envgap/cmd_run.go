@@ -43,11 +43,17 @@ remain, the evaluation's output is written to the feedback file and the agent ru
 An attempt that runs past --attempt-timeout is stopped (its process group killed) and not
 evaluated. --agent noop (no change) and --agent gold (the reference fix) are built in.
 
+--agent openai|bedrock --model ID is envgap's own agent (docs/agents.md): one loop with bash,
+write_file, run_repro and finish, every action in a container from the task's evaluation
+image on the workspace, with the date-limited registries and the egress door; limited by
+--max-turns, --max-tokens, --attempt-timeout, --budget and --context-tokens. A provider
+fault (credentials, unknown model, failing past its retries) is a fault, not an attempt.
+
 The result folder is envgap eval's, with one result per attempt, plus agent/<id>/run-<k>/
 (each attempt's stdout, stderr and trajectory). Runs already complete in the folder (from an
 earlier run with the same agent and settings) are kept; a fault leaves its run without a
 result (exit 4) and the next run retries it.`,
-		Example: "  envgap run --agent noop --split full --tasks hub/ --out results/noop\n  envgap run --agent 'my-agent --model m' --split repaired --k 1 --max-attempts 5 --out results/my-agent-repaired",
+		Example: "  envgap run --agent bedrock --model MODEL --split reported --k 1 --max-attempts 5 --out results/bedrock\n  envgap run --agent openai --base-url http://127.0.0.1:8000/v1 --model qwen --split full --out results/qwen\n  envgap run --agent noop --split full --tasks hub/ --out results/noop\n  envgap run --agent 'my-agent --model m' --split repaired --k 1 --max-attempts 5 --out results/my-agent-repaired",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			switch {
