@@ -16,8 +16,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/envgap/envgap/lib/agent/model"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/eval"
 	"github.com/sourcegraph/conc/pool"
@@ -83,6 +85,9 @@ func Run(ctx context.Context, tasks []schemas.Task, opts Options) (*Outcome, err
 	out := &Outcome{Logs: map[string][]byte{}}
 	var mu sync.Mutex
 	logs := map[string]*bytes.Buffer{}
+	// giveUp holds a provider fault that no other task can escape (credentials, unknown
+	// model): the tasks not yet started get it as their fault, without a box.
+	var giveUp atomic.Value
 	p := pool.New().WithContext(ctx).WithMaxGoroutines(opts.Jobs)
 	for i := range tasks {
 		for k := 1; k <= opts.K; k++ {
@@ -102,7 +107,17 @@ func Run(ctx context.Context, tasks []schemas.Task, opts Options) (*Outcome, err
 				}
 				var err error
 				if !kept {
-					rs, err = runOne(ctx, t, k, opts, &log)
+					if stop, _ := giveUp.Load().(*ProviderError); stop != nil {
+						err = stop // the provider refused the credentials or the model: the same for every task
+					} else {
+						rs, err = runOne(ctx, t, k, opts, &log)
+						var pe *ProviderError
+						if errors.As(err, &pe) {
+							if k, _ := model.KindOf(pe.Err); k == model.Auth || k == model.UnknownModel {
+								giveUp.CompareAndSwap(nil, pe)
+							}
+						}
+					}
 				}
 				mu.Lock()
 				defer mu.Unlock()
