@@ -19,6 +19,7 @@ import (
 	"github.com/envgap/envgap/crawl/gitfetch"
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/lib/envfiles"
 	"github.com/envgap/envgap/schemas"
 	"github.com/google/go-github/v62/github"
 )
@@ -449,7 +450,7 @@ func (c *crawler) manifestsAt(ctx context.Context, info *repoInfo, commit string
 	}
 	rec = treeRecord{Kind: "crawl_tree", Commit: commit, Manifests: []string{}}
 	for _, p := range paths {
-		if ClassifyPath(p).Kind != KindManifest {
+		if envfiles.ClassifyPath(p).Kind != envfiles.KindManifest {
 			continue
 		}
 		if strings.EqualFold(path.Base(p), "Pipfile") {

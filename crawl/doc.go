@@ -18,7 +18,7 @@
 //
 // A merged pull request is a candidate when GitHub records it as closing an issue of the
 // same repository (GraphQL closingIssuesReferences; never a regex over "fixes #N"), every
-// changed file is an environment file (ClassifyPath: manifests, lockfiles, build and setup
+// changed file is an environment file (envfiles.ClassifyPath: manifests, lockfiles, build and setup
 // files, Dockerfiles, READMEs; never source, tests or vendored code) and at least one is
 // not a README, and the file list is complete (GraphQL changedFiles equals the REST list,
 // which GitHub cuts at 3,000 files). base_commit is the pull request's base, gold_files the

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/envgap/envgap/lib/envfiles"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -24,6 +25,13 @@ const maxManifests = 50
 
 // skipManifestDirs are directories whose manifests belong to something other than the
 // project itself (documentation, examples, benchmarks).
+const (
+	py   = schemas.EcosystemPython
+	js   = schemas.EcosystemJavaScript
+	java = schemas.EcosystemJava
+	cpp  = schemas.EcosystemCPP
+)
+
 var skipManifestDirs = map[string]bool{
 	"docs": true, "doc": true, "examples": true, "example": true, "samples": true, "sample": true,
 	"demo": true, "demos": true, "benchmarks": true, "benchmark": true, "bench": true, "tools": true,
@@ -81,8 +89,8 @@ func FindManifests(paths []string) map[schemas.Ecosystem][]string {
 		if depth > maxManifestDepth {
 			continue
 		}
-		c := ClassifyPath(p)
-		if c.Kind != KindManifest || c.Ecosystem == "" {
+		c := envfiles.ClassifyPath(p)
+		if c.Kind != envfiles.KindManifest || c.Ecosystem == "" {
 			continue
 		}
 		out[c.Ecosystem] = append(out[c.Ecosystem], p)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/envgap/envgap/crawl/gitfetch"
+	"github.com/envgap/envgap/lib/envfiles"
 	"github.com/envgap/envgap/schemas"
 	"github.com/google/go-github/v62/github"
 )
@@ -19,7 +20,7 @@ const MadeByMaintainer = "maintainer fix"
 
 // CrawlPRs finds Repaired candidates: merged pull requests that GitHub records as closing
 // an issue of the same repository (GraphQL closingIssuesReferences) and whose every
-// changed file is an environment file (ClassifyPath). One candidate per breakage: of
+// changed file is an environment file (envfiles.ClassifyPath). One candidate per breakage: of
 // several pull requests closing one issue (backports, second fixes) only the first is a
 // candidate, preferring pull requests into the default branch, then the earliest merged;
 // the others are rejected as duplicates. It stores the candidates as one set
@@ -231,7 +232,7 @@ func (c *crawler) screenPR(ctx context.Context, info *repoInfo, pr *github.PullR
 			}
 			seen[p] = true
 			paths = append(paths, p)
-			cl := ClassifyPath(p)
+			cl := envfiles.ClassifyPath(p)
 			if !cl.IsEnv() {
 				offenders = append(offenders, fmt.Sprintf("%s (%s)", p, cl.Kind))
 				continue

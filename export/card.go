@@ -11,6 +11,7 @@ import (
 	"text/template"
 
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/lib/scoring"
 	"github.com/envgap/envgap/schemas"
 	"gopkg.in/yaml.v3"
@@ -111,9 +112,9 @@ func sizeCategory(n int) string {
 // hubConfigOrder is the order of the configs in the YAML: the default (candidates) first,
 // as the viewer lists it, then the task configs in the card's order.
 func hubConfigOrder() []string {
-	out := []string{ConfigCandidates}
-	for _, c := range Configs {
-		if c != ConfigCandidates {
+	out := []string{release.ConfigCandidates}
+	for _, c := range release.Configs {
+		if c != release.ConfigCandidates {
 			out = append(out, c)
 		}
 	}
@@ -135,8 +136,8 @@ func frontMatterOf(d *cardData) FrontMatter {
 			continue
 		}
 		fm.Configs = append(fm.Configs, HubConfig{ConfigName: c,
-			DataFiles: []HubDataFile{{Split: Split, Path: dataDir(c) + "/" + Split + "-*.parquet"}},
-			Default:   c == ConfigCandidates})
+			DataFiles: []HubDataFile{{Split: release.Split, Path: release.DataDir(c) + "/" + release.Split + "-*.parquet"}},
+			Default:   c == release.ConfigCandidates})
 	}
 	return fm
 }
@@ -144,7 +145,7 @@ func frontMatterOf(d *cardData) FrontMatter {
 // emptyConfigs lists the configs with no rows, in the card's order.
 func emptyConfigs(rows map[string]int) []string {
 	var out []string
-	for _, c := range Configs {
+	for _, c := range release.Configs {
 		if rows[c] == 0 {
 			out = append(out, c)
 		}
@@ -257,13 +258,13 @@ func (v *cardView) Outcome(o schemas.Outcome) (string, error) {
 
 // viewOf gathers what the card shows.
 func viewOf(d *cardData) (*cardView, error) {
-	v := &cardView{Marker: cardMarker, Repo: d.Repo, CorpusID: d.CorpusID, Split: Split,
+	v := &cardView{Marker: cardMarker, Repo: d.Repo, CorpusID: d.CorpusID, Split: release.Split,
 		ConfigRows: d.ConfigRows,
 		Tasks:      len(d.Tasks), Candidates: len(d.Candidates), Ecosystems: schemas.Ecosystems,
 		TaskFields: schemas.TaskColumns(), CandidateFields: candidateOnlyColumns(),
 		Exclusions: d.Excluded, Chart: FunnelChartPath, MadeBy: madeByCounts(d.Candidates),
-		Credentials: strings.TrimSpace(d.Credentials), HarnessPath: HarnessPath,
-		HarnessDir: strings.TrimSuffix(HarnessRoot, "/"), HarnessTasks: HarnessTasks,
+		Credentials: strings.TrimSpace(d.Credentials), HarnessPath: release.HarnessPath,
+		HarnessDir: strings.TrimSuffix(release.HarnessRoot, "/"), HarnessTasks: release.HarnessTasks,
 		LicensePath: LicensePath, funnel: d.Funnel,
 		Links: linksLine(d.Meta), Citation: d.Meta.Citation, Discussion: d.Meta.Discussion,
 		EmptyConfigs: emptyConfigs(d.ConfigRows), EvalPath: EvalPath, EvalFramework: d.Meta.EvaluationFramework,

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -98,7 +99,7 @@ func TestCardGolden(t *testing.T) {
 
 // TestCardNamesEveryOutcomeAndConfig checks the tables the card template writes row by
 // row: every outcome and every config has its row, in the order of schemas.Outcomes and
-// Configs.
+// release.Configs.
 func TestCardNamesEveryOutcomeAndConfig(t *testing.T) {
 	card, err := os.ReadFile(filepath.Join("testdata", "card.golden.md"))
 	if err != nil {
@@ -113,7 +114,7 @@ func TestCardNamesEveryOutcomeAndConfig(t *testing.T) {
 		last = i
 	}
 	last = 0
-	for _, c := range Configs {
+	for _, c := range release.Configs {
 		i := bytes.Index(card, []byte("\n| "+c+" | "))
 		if i < last {
 			t.Errorf("the splits table has no row for %s after the one before it", c)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -57,28 +58,28 @@ type ChangedTask struct {
 	Columns    []string `json:"columns"`
 }
 
-// CompareReleases compares the task set of release with that of against (both exported
+// CompareReleases compares the task set of rel with that of against (both exported
 // folders): their corpus ids, the tasks added to and removed from against, and, for the
-// tasks in both, the columns that differ. It also checks that each task config of release
+// tasks in both, the columns that differ. It also checks that each task config of rel
 // holds exactly the rows of full its rule selects (source, or the secure split).
-func CompareReleases(release, against string) (*ReleaseDiff, error) {
-	rt, err := ReadTasks(release)
+func CompareReleases(rel, against string) (*ReleaseDiff, error) {
+	rt, err := release.ReadTasks(rel)
 	if err != nil {
 		return nil, err
 	}
-	at, err := ReadTasks(against)
+	at, err := release.ReadTasks(against)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := corpusIDOrEmpty(rt); err != nil {
-		return nil, fmt.Errorf("release %s: %w", release, err)
+		return nil, fmt.Errorf("release %s: %w", rel, err)
 	}
 	d, err := CompareTasks(rt, at)
 	if err != nil {
 		return nil, fmt.Errorf("release %s: %w", against, err)
 	}
-	d.Release, d.Against = release, against
-	for _, dir := range []string{release, against} {
+	d.Release, d.Against = rel, against
+	for _, dir := range []string{rel, against} {
 		ps, err := checkTaskConfigs(dir)
 		if err != nil {
 			return nil, err
@@ -139,17 +140,17 @@ func corpusIDOrEmpty(ts []schemas.Task) (string, error) {
 // checkTaskConfigs checks that the reported, repaired, lite and secure configs of an
 // exported folder hold exactly the rows of full that belong there.
 func checkTaskConfigs(dir string) ([]string, error) {
-	full, err := ReadTasks(dir)
+	full, err := release.ReadTasks(dir)
 	if err != nil {
 		return nil, err
 	}
 	var problems []string
-	for _, cfg := range []string{ConfigReported, ConfigRepaired, ConfigLite, ConfigSecure} {
-		got, err := ReadTaskConfig(dir, cfg)
+	for _, cfg := range []string{release.ConfigReported, release.ConfigRepaired, release.ConfigLite, release.ConfigSecure} {
+		got, err := release.ReadTaskConfig(dir, cfg)
 		if err != nil {
 			return nil, err
 		}
-		want := selectConfig(full, cfg)
+		want := release.SelectConfig(full, cfg)
 		wantID, _ := corpusIDOrEmpty(want)
 		gotID, err := corpusIDOrEmpty(got)
 		if err != nil {

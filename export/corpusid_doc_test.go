@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/envgap/envgap/internal/testenv"
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -83,7 +84,7 @@ func TestCorpusIDFromTheDoc(t *testing.T) {
 		}
 		return strings.TrimSpace(string(b))
 	}
-	files, err := filepath.Glob(filepath.Join(out, "data", ConfigFull, "*.parquet"))
+	files, err := filepath.Glob(filepath.Join(out, "data", release.ConfigFull, "*.parquet"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no parquet files of full (%v)", err)
 	}
@@ -95,7 +96,7 @@ func TestCorpusIDFromTheDoc(t *testing.T) {
 		t.Errorf("the document's definition gives %s from DuckDB's rows, envgap %s", got, rep.CorpusID)
 	}
 	// The harness zip's copy of the tasks gives the same id.
-	h, err := ReadHarness(filepath.Join(out, HarnessPath))
+	h, err := release.ReadHarness(filepath.Join(out, release.HarnessPath))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@
 // UTF-8 and every file list for repeated paths before anything is written. There are no
 // timestamps in any file: the same store exports to byte-identical files.
 //
-// ReadTasks reads the full config back; schemas.CorpusID over its rows is the corpus id of
+// release.ReadTasks reads the full config back; schemas.CorpusID over its rows is the corpus id of
 // the store's task set. CompareReleases compares two exported folders task by task.
 //
 // The credential scan and the registry audit are separate packages; Export takes them

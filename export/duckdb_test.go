@@ -15,6 +15,7 @@ import (
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/internal/testenv"
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -168,7 +169,7 @@ func TestIndependentReaderDuckDB(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "release")
 	o := testOptions(out)
-	o.Limits = Limits{RowsPerGroup: 2, BytesPerGroup: 64 << 20, BytesPerFile: 512 << 20}
+	o.Limits = release.Limits{RowsPerGroup: 2, BytesPerGroup: 64 << 20, BytesPerFile: 512 << 20}
 	rep, err := Export(st, o)
 	if err != nil {
 		t.Fatal(err)
@@ -202,12 +203,12 @@ func TestIndependentReaderDuckDB(t *testing.T) {
 				var names, types []string
 				var nullable map[string]bool
 				var nulls map[string]int
-				if c.Name == ConfigCandidates {
+				if c.Name == release.ConfigCandidates {
 					names, types, nullable = expectedColumns(schemas.CandidateColumns(), reflect.TypeOf(schemas.Candidate{}), true)
 					nulls = nullCounts(cands, true)
 				} else {
 					names, types, nullable = expectedColumns(schemas.TaskColumns(), reflect.TypeOf(schemas.Task{}), false)
-					nulls = nullCounts(selectConfig(tasks, c.Name), false)
+					nulls = nullCounts(release.SelectConfig(tasks, c.Name), false)
 				}
 				var gotNames, gotTypes []string
 				for _, col := range r.Columns {
@@ -315,7 +316,7 @@ func bigStore(b *testing.B, n, size int) (catalog.Store, []schemas.Task) {
 func textBytes(tasks []schemas.Task) int64 {
 	var n int64
 	for i := range tasks {
-		n += taskBytes(&tasks[i])
+		n += release.TaskBytes(&tasks[i])
 	}
 	return n
 }
@@ -359,7 +360,7 @@ func BenchmarkParquetVsDuckDB(b *testing.B) {
 	var duck float64
 	for i := 0; i < b.N; i++ {
 		out := filepath.Join(dir, fmt.Sprintf("go-%d", i))
-		if _, err := writeConfig(out, ConfigFull, tasks, taskLayout, DefaultLimits); err != nil {
+		if _, err := release.WriteConfig(out, release.ConfigFull, tasks, release.TaskLayout, release.DefaultLimits); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()

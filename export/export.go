@@ -13,6 +13,7 @@ import (
 
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -27,8 +28,8 @@ type Options struct {
 	Out string
 	// Repo is the Hub dataset the card's snippets load from; empty means DefaultRepo.
 	Repo string
-	// Limits bound row groups and files; the zero value means DefaultLimits.
-	Limits Limits
+	// Limits bound row groups and files; the zero value means release.DefaultLimits.
+	Limits release.Limits
 	// Reviewer is the credential-scan review the export publishes under (scan.Reviewer).
 	// It is required: an export without it fails.
 	Reviewer Reviewer
@@ -65,9 +66,9 @@ type HarborOutput struct {
 
 // ConfigReport describes one written config.
 type ConfigReport struct {
-	Name  string     `json:"name"`
-	Rows  int        `json:"rows"`
-	Files []FileInfo `json:"files"`
+	Name  string             `json:"name"`
+	Rows  int                `json:"rows"`
+	Files []release.FileInfo `json:"files"`
 }
 
 // Report says what Export wrote.
@@ -85,8 +86,8 @@ type Report struct {
 	Excluded   int            `json:"excluded"`
 	Configs    []ConfigReport `json:"configs"`
 	// Other lists README.md, LICENSE.md, the chart and the harness zip.
-	Other   []FileInfo `json:"other"`
-	Release string     `json:"release,omitempty"`
+	Other   []release.FileInfo `json:"other"`
+	Release string             `json:"release,omitempty"`
 }
 
 // Export writes the Hub folder of the store's task set: data/<config>/*.parquet for the
@@ -164,8 +165,8 @@ func (opts *Options) check() error {
 	if opts.Repo == "" {
 		opts.Repo = DefaultRepo
 	}
-	if opts.Limits == (Limits{}) {
-		opts.Limits = DefaultLimits
+	if opts.Limits == (release.Limits{}) {
+		opts.Limits = release.DefaultLimits
 	}
 	if opts.Release != "" && !releaseNameRe.MatchString(opts.Release) {
 		return fmt.Errorf("export: release name %q: use a date like 2026-09-29 (letters, digits, ._-)", opts.Release)
@@ -251,11 +252,11 @@ func collect(st catalog.Store, opts *Options) (*contents, error) {
 	}
 	// Rows, checked before anything is written.
 	for i := range c.pub {
-		if err := checkRow(ConfigFull, c.pub[i].InstanceID, &c.pub[i]); err != nil {
+		if err := checkRow(release.ConfigFull, c.pub[i].InstanceID, &c.pub[i]); err != nil {
 			return nil, err
 		}
 		if ps := c.pub[i].Validate(); len(ps) > 0 {
-			return nil, &RowError{Config: ConfigFull, InstanceID: c.pub[i].InstanceID, Field: ps[0].Field, Msg: ps[0].Msg + " (fix the record and run envgap admit again)"}
+			return nil, &RowError{Config: release.ConfigFull, InstanceID: c.pub[i].InstanceID, Field: ps[0].Field, Msg: ps[0].Msg + " (fix the record and run envgap admit again)"}
 		}
 	}
 	if err := checkRoundTrip(c.pub); err != nil {
@@ -274,7 +275,7 @@ func collect(st catalog.Store, opts *Options) (*contents, error) {
 	c.cands = candRows
 	c.redacted += redC
 	for i := range candRows {
-		if err := checkRow(ConfigCandidates, candRows[i].InstanceID, &candRows[i]); err != nil {
+		if err := checkRow(release.ConfigCandidates, candRows[i].InstanceID, &candRows[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -303,17 +304,17 @@ func (c *contents) write(tmp string, opts *Options) (*Report, error) {
 	rep := &Report{Out: opts.Out, CorpusID: c.pubID, StoreCorpusID: c.storeID, Redacted: c.redacted,
 		Tasks: len(c.pub), Candidates: len(c.cands), Excluded: len(c.excluded)}
 	rowsOf := map[string]int{}
-	for _, cfg := range Configs {
-		var infos []FileInfo
+	for _, cfg := range release.Configs {
+		var infos []release.FileInfo
 		var n int
 		var err error
-		if cfg == ConfigCandidates {
+		if cfg == release.ConfigCandidates {
 			n = len(c.cands)
-			infos, err = writeConfig(tmp, cfg, c.cands, candidateLayout, opts.Limits)
+			infos, err = release.WriteConfig(tmp, cfg, c.cands, release.CandidateLayout, opts.Limits)
 		} else {
-			rows := selectConfig(c.pub, cfg)
+			rows := release.SelectConfig(c.pub, cfg)
 			if n = len(rows); n > 0 { // a config with no rows gets no file (and no YAML entry)
-				infos, err = writeConfig(tmp, cfg, rows, taskLayout, opts.Limits)
+				infos, err = release.WriteConfig(tmp, cfg, rows, release.TaskLayout, opts.Limits)
 			}
 		}
 		if err != nil {
@@ -348,17 +349,17 @@ func (c *contents) write(tmp string, opts *Options) (*Report, error) {
 		return nil, fmt.Errorf("export: %s: %w", EvalPath, err)
 	}
 	var harness bytes.Buffer
-	if _, err := WriteHarness(&harness, opts.Source, c.pub, HarnessManifest{CorpusID: c.pubID, Repo: opts.Repo, Release: opts.Release}); err != nil {
+	if _, err := WriteHarness(&harness, opts.Source, c.pub, release.HarnessManifest{CorpusID: c.pubID, Repo: opts.Repo, Release: opts.Release}); err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	for _, f := range []struct {
 		rel string
 		b   []byte
-	}{{"README.md", card}, {LicensePath, renderLicense(c.pub, c.cands)}, {EvalPath, evalYAML}, {FunnelChartPath, chart}, {HarnessPath, harness.Bytes()}} {
+	}{{"README.md", card}, {LicensePath, renderLicense(c.pub, c.cands)}, {EvalPath, evalYAML}, {FunnelChartPath, chart}, {release.HarnessPath, harness.Bytes()}} {
 		if err := writeSmallFile(filepath.Join(tmp, filepath.FromSlash(f.rel)), f.b); err != nil {
 			return nil, fmt.Errorf("export: %w", err)
 		}
-		rep.Other = append(rep.Other, FileInfo{Path: f.rel, Bytes: int64(len(f.b)), SHA256: schemas.Hash(f.b).Hex()})
+		rep.Other = append(rep.Other, release.FileInfo{Path: f.rel, Bytes: int64(len(f.b)), SHA256: schemas.Hash(f.b).Hex()})
 	}
 	if harbor != nil {
 		paths := make([]string, 0, len(harbor.Files))
@@ -371,7 +372,7 @@ func (c *contents) write(tmp string, opts *Options) (*Report, error) {
 			if err := writeSmallFile(filepath.Join(tmp, filepath.FromSlash(p)), b); err != nil {
 				return nil, fmt.Errorf("export: %w", err)
 			}
-			rep.Other = append(rep.Other, FileInfo{Path: p, Bytes: int64(len(b)), SHA256: schemas.Hash(b).Hex()})
+			rep.Other = append(rep.Other, release.FileInfo{Path: p, Bytes: int64(len(b)), SHA256: schemas.Hash(b).Hex()})
 		}
 	}
 	return rep, nil
@@ -385,7 +386,7 @@ func checkRoundTrip(pub []schemas.Task) error {
 		v := reflect.ValueOf(&pub[i]).Elem()
 		for _, c := range schemas.TaskColumns() {
 			if c.List() && v.FieldByIndex(c.Index).IsNil() {
-				return &RowError{Config: ConfigFull, InstanceID: pub[i].InstanceID, Field: c.Name,
+				return &RowError{Config: release.ConfigFull, InstanceID: pub[i].InstanceID, Field: c.Name,
 					Msg: "does not survive the parquet round trip (a null list?); run envgap admit again to rewrite the row"}
 			}
 		}
@@ -415,29 +416,6 @@ func funnelOf(cands []schemas.Candidate, tasks []schemas.Task) *catalog.Funnel {
 }
 
 var releaseNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-
-// belongs reports whether a task goes into a task config.
-func belongs(t *schemas.Task, cfg string) bool {
-	switch cfg {
-	case ConfigFull:
-		return true
-	case ConfigReported, ConfigRepaired, ConfigLite:
-		return string(t.Source) == cfg
-	case ConfigSecure:
-		return slices.Contains(t.Splits, schemas.SplitSecure)
-	}
-	return false
-}
-
-func selectConfig(tasks []schemas.Task, cfg string) []schemas.Task {
-	out := []schemas.Task{}
-	for i := range tasks {
-		if belongs(&tasks[i], cfg) {
-			out = append(out, tasks[i])
-		}
-	}
-	return out
-}
 
 // candidateRows builds the candidates config: every candidate with its current outcome,
 // sorted by instance id, redacted when a redactor is given. tasks are the published task
@@ -480,7 +458,7 @@ func candidateRows(st catalog.Store, tasks []schemas.Task, redact func(*schemas.
 				return nil, 0, fmt.Errorf("export: candidate %s: %w", c.InstanceID, err)
 			}
 		}
-		out = append(out, candidateRowOf(&c, status.Outcome, status.Reason, t))
+		out = append(out, release.CandidateRow(&c, status.Outcome, status.Reason, t))
 	}
 	return out, redacted, nil
 }
@@ -544,7 +522,7 @@ func checkAudits(tasks []schemas.Task, audits AuditSource) (int, error) {
 			return 0, fmt.Errorf("export: %w", err)
 		}
 		if !slices.Equal(norm.Categories, t.Categories) || !slices.Equal(norm.SecurityFlags, t.SecurityFlags) {
-			return 0, &RowError{Config: ConfigFull, InstanceID: t.InstanceID, Field: "security_flags",
+			return 0, &RowError{Config: release.ConfigFull, InstanceID: t.InstanceID, Field: "security_flags",
 				Msg: fmt.Sprintf("the audit says categories %v and security flags %v, the task row %v and %v; run envgap admit to take the audit in", norm.Categories, norm.SecurityFlags, t.Categories, t.SecurityFlags)}
 		}
 	}
@@ -553,9 +531,9 @@ func checkAudits(tasks []schemas.Task, audits AuditSource) (int, error) {
 
 // ownedPaths are the paths of an export folder that Export writes and replaces.
 func ownedPaths() []string {
-	out := []string{"README.md", LicensePath, EvalPath, FunnelChartPath, HarnessPath, "harbor"}
-	for _, c := range Configs {
-		out = append(out, dataDir(c))
+	out := []string{"README.md", LicensePath, EvalPath, FunnelChartPath, release.HarnessPath, "harbor"}
+	for _, c := range release.Configs {
+		out = append(out, release.DataDir(c))
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 	"github.com/parquet-go/parquet-go"
 	"gopkg.in/yaml.v3"
@@ -39,7 +40,7 @@ func TestColumnsFollowTheCard(t *testing.T) {
 		t.Errorf("card field table\n got %v\nwant %v", docs, want)
 	}
 	var got []string
-	for _, f := range candidateSchema.Fields() {
+	for _, f := range release.CandidateSchema.Fields() {
 		got = append(got, f.Name())
 	}
 	if want := schemas.CandidateFields(); !reflect.DeepEqual(got, want) {
@@ -56,7 +57,7 @@ func TestColumnsFollowTheCard(t *testing.T) {
 // columns whose value is null.
 func rawNulls(t *testing.T, dir, config string) map[string]map[string]bool {
 	t.Helper()
-	files, err := configFiles(dir, config)
+	files, err := release.ConfigFiles(dir, config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func rawNulls(t *testing.T, dir, config string) map[string]map[string]bool {
 // openParquet opens a parquet file for the rest of the test.
 func openParquet(t *testing.T, name string) *parquet.File {
 	t.Helper()
-	pf, fh, err := openParquetFile(name)
+	pf, fh, err := release.OpenParquetFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestExportRoundTripsTheCorpusID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	read, err := ReadTasks(out)
+	read, err := release.ReadTasks(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,14 +130,14 @@ func TestExportRoundTripsTheCorpusID(t *testing.T) {
 		}
 	}
 	wantRows := map[string][]string{
-		ConfigFull:     {idRepaired, idReported, idControl, idLite},
-		ConfigReported: {idReported, idControl},
-		ConfigRepaired: {idRepaired},
-		ConfigLite:     {idLite},
-		ConfigSecure:   {idLite},
+		release.ConfigFull:     {idRepaired, idReported, idControl, idLite},
+		release.ConfigReported: {idReported, idControl},
+		release.ConfigRepaired: {idRepaired},
+		release.ConfigLite:     {idLite},
+		release.ConfigSecure:   {idLite},
 	}
 	for cfg, ids := range wantRows {
-		got, err := ReadTaskConfig(out, cfg)
+		got, err := release.ReadTaskConfig(out, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +151,7 @@ func TestExportRoundTripsTheCorpusID(t *testing.T) {
 			t.Errorf("config %s rows = %v, want %v", cfg, gotIDs, wantSorted)
 		}
 	}
-	cands, err := ReadCandidates(out)
+	cands, err := release.ReadCandidates(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func TestExportRoundTripsTheCorpusID(t *testing.T) {
 	if !reflect.DeepEqual(outcomes, want) {
 		t.Errorf("candidate outcomes = %v, want %v", outcomes, want)
 	}
-	nulls := rawNulls(t, out, ConfigCandidates)
+	nulls := rawNulls(t, out, release.ConfigCandidates)
 	for _, c := range cands {
 		switch c.InstanceID {
 		case idWaiting:
@@ -221,8 +222,8 @@ func TestExportIsByteIdentical(t *testing.T) {
 			t.Errorf("%s differs after exporting into the same folder", name)
 		}
 	}
-	wantFiles := []string{"README.md", LicensePath, EvalPath, FunnelChartPath, HarnessPath}
-	for _, c := range Configs {
+	wantFiles := []string{"README.md", LicensePath, EvalPath, FunnelChartPath, release.HarnessPath}
+	for _, c := range release.Configs {
 		wantFiles = append(wantFiles, "data/"+c+"/test-00000-of-00001.parquet")
 	}
 	slicesSort(wantFiles)
@@ -343,7 +344,7 @@ func TestRedactionChangesOnlyPublishedText(t *testing.T) {
 	if task := taskByID(t, st, idReported); !strings.Contains(*task.GoldFiles[0].Content, "ghp_import") {
 		t.Error("the redactor changed the store's row")
 	}
-	read, err := ReadTasks(out)
+	read, err := release.ReadTasks(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +382,7 @@ func TestCardFrontMatterHasTheHubShape(t *testing.T) {
 	if fm["license"] != "other" || fm["license_link"] != LicensePath {
 		t.Errorf("license = %v, license_link = %v", fm["license"], fm["license_link"])
 	}
-	if cfgs, ok := fm["configs"].([]any); !ok || len(cfgs) != len(Configs) || cfgs[0].(map[string]any)["config_name"] != ConfigCandidates {
+	if cfgs, ok := fm["configs"].([]any); !ok || len(cfgs) != len(release.Configs) || cfgs[0].(map[string]any)["config_name"] != release.ConfigCandidates {
 		t.Errorf("configs = %#v", fm["configs"])
 	}
 	if _, err := ParseFrontMatter(readme); err != nil {
@@ -414,7 +415,7 @@ func TestCardListsExclusions(t *testing.T) {
 	if !bytes.Contains(readme, []byte("| Task | Set | Kind | Reason |")) || !bytes.Contains(readme, []byte(row)) {
 		t.Errorf("card lacks the exclusion row %q", row)
 	}
-	tasks, _ := ReadTasks(out)
+	tasks, _ := release.ReadTasks(out)
 	for _, x := range tasks {
 		if x.InstanceID == idLite && (!x.ExcludedFromScoring || x.ExcludedSince == nil || *x.ExcludedSince != "2026-09-29T12:00:00Z") {
 			t.Errorf("exported row of the excluded task: %v %v", x.ExcludedFromScoring, x.ExcludedSince)
@@ -463,7 +464,7 @@ func TestFunnelChart(t *testing.T) {
 
 func TestReadTasksRefusesForeignFiles(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := ReadTasks(dir); !errors.Is(err, ErrNotExported) {
+	if _, err := release.ReadTasks(dir); !errors.Is(err, release.ErrNotExported) {
 		t.Errorf("empty folder: err = %v", err)
 	}
 	// A parquet file with other columns is refused, not read with columns missing.
@@ -477,7 +478,7 @@ func TestReadTasksRefusesForeignFiles(t *testing.T) {
 	if err := parquet.WriteFile(filepath.Join(p, "test-00000-of-00001.parquet"), []other{{"x"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadTasks(dir); err == nil || !strings.Contains(err.Error(), "schema differs") {
+	if _, err := release.ReadTasks(dir); err == nil || !strings.Contains(err.Error(), "schema differs") {
 		t.Errorf("foreign file: err = %v", err)
 	}
 }
@@ -486,7 +487,7 @@ func TestRowGroupsAndShards(t *testing.T) {
 	st := admittedStore(t)
 	out := filepath.Join(t.TempDir(), "release")
 	o := testOptions(out)
-	o.Limits = Limits{RowsPerGroup: 2, BytesPerGroup: 1 << 20, BytesPerFile: 1500}
+	o.Limits = release.Limits{RowsPerGroup: 2, BytesPerGroup: 1 << 20, BytesPerFile: 1500}
 	rep, err := Export(st, o)
 	if err != nil {
 		t.Fatal(err)
@@ -514,7 +515,7 @@ func TestRowGroupsAndShards(t *testing.T) {
 	if rows != 4 {
 		t.Errorf("full has %d rows over its files, want 4", rows)
 	}
-	read, err := ReadTasks(out)
+	read, err := release.ReadTasks(out)
 	if err != nil || len(read) != 4 {
 		t.Fatalf("read %d tasks, %v", len(read), err)
 	}
@@ -565,7 +566,7 @@ func TestExportWithoutAuditSaysSo(t *testing.T) {
 // The card: the candidates rows that are not tasks have no commands or failure patterns.
 func TestCandidateRowsOfNonTasksHaveNoCommands(t *testing.T) {
 	out, _ := exportTo(t, admittedStore(t))
-	cands, err := ReadCandidates(out)
+	cands, err := release.ReadCandidates(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -15,29 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
-)
-
-// The harness zip: envgap's own source at the version that wrote the release, with its copy
-// of the release's task rows. Its layout (every entry under HarnessRoot):
-//
-//	envgap-source/go.mod, cmd/, export/, ...   the source tree (envgap.Source) without tests
-//	envgap-source/release/tasks.jsonl          the task rows (the full config)
-//	envgap-source/release/release.json         HarnessManifest: corpus id, task count, ...
-//
-// tasks.jsonl holds one line per task, the row's canonical JSON, sorted bytewise, each line
-// followed by "\n": the exact text the corpus id hashes, so the first 12 hex digits of its
-// SHA-256 are the corpus id. The zip is deterministic: entries sorted by name, one fixed
-// modification time, fixed modes (0755 for files starting with "#!", else 0644), so one
-// release always gives the same bytes.
-const (
-	// HarnessPath is where an exported folder carries the harness zip.
-	HarnessPath = "harness/envgap-source.zip"
-	// HarnessRoot is the folder every entry of the zip sits in.
-	HarnessRoot = "envgap-source/"
-	// HarnessTasks and HarnessManifestPath are the release files inside the tree.
-	HarnessTasks        = "release/tasks.jsonl"
-	HarnessManifestPath = "release/release.json"
 )
 
 // harnessTime is the modification time of every zip entry.
@@ -46,17 +24,6 @@ var harnessTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // maxSourceFile bounds one file of the source tree; a larger file is not source (a store
 // object, an output, a large generated fixture) and stays out of the zip.
 const maxSourceFile = 1 << 20
-
-// HarnessManifest is release/release.json inside the harness zip.
-type HarnessManifest struct {
-	Kind     string `json:"kind"` // "harness"
-	CorpusID string `json:"corpus_id"`
-	Tasks    int    `json:"tasks"`
-	// Repo is the Hub dataset the release was exported for.
-	Repo string `json:"repo"`
-	// Release is the release name given to export (--release), if any.
-	Release string `json:"release,omitempty"`
-}
 
 // TaskLines returns the task rows as the harness stores them: canonical JSON lines sorted
 // bytewise, each followed by a newline. Its SHA-256 begins with the corpus id.
@@ -173,7 +140,7 @@ func HarnessSource(src fs.FS) ([]HarnessFile, error) {
 // WriteHarness writes the harness zip of a release to w: the source tree src (rooted at the
 // module folder, as envgap.Source gives it, filtered by HarnessSource) and the task rows
 // with their manifest. It returns the number of entries.
-func WriteHarness(w io.Writer, src fs.FS, tasks []schemas.Task, m HarnessManifest) (int, error) {
+func WriteHarness(w io.Writer, src fs.FS, tasks []schemas.Task, m release.HarnessManifest) (int, error) {
 	files, err := HarnessSource(src)
 	if err != nil {
 		return 0, err
@@ -188,12 +155,12 @@ func WriteHarness(w io.Writer, src fs.FS, tasks []schemas.Task, m HarnessManifes
 	if err != nil {
 		return 0, fmt.Errorf("harness: %w", err)
 	}
-	entries := append(files, HarnessFile{HarnessTasks, lines}, HarnessFile{HarnessManifestPath, append(man, '\n')})
+	entries := append(files, HarnessFile{release.HarnessTasks, lines}, HarnessFile{release.HarnessManifestPath, append(man, '\n')})
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
 
 	zw := zip.NewWriter(w)
 	for _, e := range entries {
-		h := &zip.FileHeader{Name: HarnessRoot + e.Path, Method: zip.Deflate, Modified: harnessTime}
+		h := &zip.FileHeader{Name: release.HarnessRoot + e.Path, Method: zip.Deflate, Modified: harnessTime}
 		mode := fs.FileMode(0o644)
 		if bytes.HasPrefix(e.Body, []byte("#!")) {
 			mode = 0o755
@@ -211,106 +178,6 @@ func WriteHarness(w io.Writer, src fs.FS, tasks []schemas.Task, m HarnessManifes
 		return 0, fmt.Errorf("harness: %w", err)
 	}
 	return len(entries), nil
-}
-
-// Harness is what a harness zip holds about its release.
-type Harness struct {
-	Path     string
-	Manifest HarnessManifest
-	Tasks    []schemas.Task
-	// CorpusID is computed from the zip's task rows.
-	CorpusID string
-	// SourceFiles counts the entries of the source tree.
-	SourceFiles int
-}
-
-// ErrNotHarness is returned by ReadHarness for a zip that is not an envgap harness zip.
-var ErrNotHarness = errors.New("not an envgap harness zip")
-
-// ReadHarness reads a harness zip: its manifest, its task rows (checked like any task rows,
-// sorted by instance id) and the corpus id they give.
-func ReadHarness(zipPath string) (*Harness, error) {
-	zr, err := zip.OpenReader(zipPath)
-	if err != nil {
-		return nil, fmt.Errorf("harness %s: %w", zipPath, err)
-	}
-	defer zr.Close()
-	h := &Harness{Path: zipPath}
-	var tasks, man []byte
-	hasGoMod := false
-	for _, f := range zr.File {
-		name, ok := strings.CutPrefix(f.Name, HarnessRoot)
-		if !ok {
-			return nil, fmt.Errorf("harness %s: entry %q is outside %s: %w", zipPath, f.Name, HarnessRoot, ErrNotHarness)
-		}
-		switch name {
-		case HarnessTasks:
-			tasks, err = readZipFile(f)
-		case HarnessManifestPath:
-			man, err = readZipFile(f)
-		case "go.mod":
-			hasGoMod = true
-			h.SourceFiles++
-		default:
-			if !f.FileInfo().IsDir() {
-				h.SourceFiles++
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("harness %s: %s: %w", zipPath, f.Name, err)
-		}
-	}
-	switch {
-	case tasks == nil:
-		return nil, fmt.Errorf("harness %s: no %s%s: %w", zipPath, HarnessRoot, HarnessTasks, ErrNotHarness)
-	case man == nil:
-		return nil, fmt.Errorf("harness %s: no %s%s: %w", zipPath, HarnessRoot, HarnessManifestPath, ErrNotHarness)
-	case !hasGoMod:
-		return nil, fmt.Errorf("harness %s: no %sgo.mod (the source tree is missing): %w", zipPath, HarnessRoot, ErrNotHarness)
-	}
-	dec := json.NewDecoder(bytes.NewReader(man))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&h.Manifest); err != nil {
-		return nil, fmt.Errorf("harness %s: %s: %w", zipPath, HarnessManifestPath, err)
-	}
-	ts, problems, err := schemas.ReadTasks(HarnessRoot+HarnessTasks, bytes.NewReader(tasks))
-	if err != nil {
-		return nil, fmt.Errorf("harness %s: %w", zipPath, err)
-	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("harness %s: %w", zipPath, problems)
-	}
-	if len(ts) == 0 {
-		return nil, fmt.Errorf("harness %s: %s holds no task", zipPath, HarnessTasks)
-	}
-	sort.Slice(ts, func(i, j int) bool { return ts[i].InstanceID < ts[j].InstanceID })
-	h.Tasks = ts
-	if h.CorpusID, err = schemas.CorpusID(ts); err != nil {
-		return nil, fmt.Errorf("harness %s: %w", zipPath, err)
-	}
-	return h, nil
-}
-
-// maxZipEntry bounds what ReadHarness decompresses from one entry.
-const maxZipEntry = 1 << 30
-
-func readZipFile(f *zip.File) ([]byte, error) {
-	if f.UncompressedSize64 > maxZipEntry {
-		return nil, fmt.Errorf("%d bytes is over the %d-byte limit", f.UncompressedSize64, maxZipEntry)
-	}
-	rc, err := f.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, maxZipEntry+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxZipEntry {
-		return nil, fmt.Errorf("more than %d bytes", maxZipEntry)
-	}
-	return b, nil
 }
 
 // HarnessCheck is the result of CheckHarness.
@@ -337,10 +204,10 @@ type HarnessCheck struct {
 // its place in one (DIR/harness/envgap-source.zip with DIR/data/full), or "".
 func DefaultHarnessRelease(zipPath string) string {
 	dir := filepath.Dir(filepath.Dir(zipPath))
-	if filepath.Base(filepath.Dir(zipPath)) != path.Dir(HarnessPath) {
+	if filepath.Base(filepath.Dir(zipPath)) != path.Dir(release.HarnessPath) {
 		return ""
 	}
-	if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(dataDir(ConfigFull)))); err != nil || !fi.IsDir() {
+	if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(release.DataDir(release.ConfigFull)))); err != nil || !fi.IsDir() {
 		return ""
 	}
 	return dir
@@ -355,7 +222,7 @@ func CheckHarness(zipPath, against, expectedID string) (*HarnessCheck, error) {
 	if against == "" && expectedID == "" {
 		return nil, fmt.Errorf("harness check: nothing to compare %s with: give the exported folder (--against DIR) or the release's corpus id (--corpus-id ID)", zipPath)
 	}
-	h, err := ReadHarness(zipPath)
+	h, err := release.ReadHarness(zipPath)
 	if err != nil {
 		return nil, err
 	}
@@ -363,7 +230,7 @@ func CheckHarness(zipPath, against, expectedID string) (*HarnessCheck, error) {
 		Tasks: len(h.Tasks), SourceFiles: h.SourceFiles, Against: against, Expected: expectedID}
 	same := c.CorpusID == c.ManifestCorpusID
 	if against != "" {
-		rel, err := ReadTasks(against)
+		rel, err := release.ReadTasks(against)
 		if err != nil {
 			return nil, err
 		}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -45,7 +46,7 @@ func readZip(t *testing.T, p string) (*zip.ReadCloser, map[string][]byte) {
 func TestHarnessZip(t *testing.T) {
 	st := admittedStore(t)
 	out, rep := exportTo(t, st)
-	zipPath := filepath.Join(out, HarnessPath)
+	zipPath := filepath.Join(out, release.HarnessPath)
 	zr, files := readZip(t, zipPath)
 
 	var names []string
@@ -55,7 +56,7 @@ func TestHarnessZip(t *testing.T) {
 			t.Errorf("%s: modified %v, want the fixed %v", f.Name, f.Modified, harnessTime)
 		}
 		wantMode := fs.FileMode(0o644)
-		if f.Name == HarnessRoot+"scripts/demo.sh" {
+		if f.Name == release.HarnessRoot+"scripts/demo.sh" {
 			wantMode = 0o755
 		}
 		if f.Mode() != wantMode {
@@ -64,9 +65,9 @@ func TestHarnessZip(t *testing.T) {
 	}
 	// Sorted, under one folder, without the build products, store and large file of the
 	// source tree.
-	want := []string{"go.mod", "main.go", HarnessManifestPath, HarnessTasks, "scripts/demo.sh"}
+	want := []string{"go.mod", "main.go", release.HarnessManifestPath, release.HarnessTasks, "scripts/demo.sh"}
 	for i := range want {
-		want[i] = HarnessRoot + want[i]
+		want[i] = release.HarnessRoot + want[i]
 	}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("entries\n got %v\nwant %v", names, want)
@@ -76,7 +77,7 @@ func TestHarnessZip(t *testing.T) {
 	}
 
 	// tasks.jsonl is the text the corpus id hashes: canonical lines, sorted, each ended.
-	lines := files[HarnessRoot+HarnessTasks]
+	lines := files[release.HarnessRoot+release.HarnessTasks]
 	sum := sha256.Sum256(lines)
 	if got := hex.EncodeToString(sum[:])[:12]; got != rep.CorpusID {
 		t.Errorf("sha256(tasks.jsonl) begins %s, want the corpus id %s", got, rep.CorpusID)
@@ -94,15 +95,15 @@ func TestHarnessZip(t *testing.T) {
 			t.Errorf("a line of tasks.jsonl is not canonical JSON (%v): %.80s", err, l)
 		}
 	}
-	var man HarnessManifest
-	if err := json.Unmarshal(files[HarnessRoot+HarnessManifestPath], &man); err != nil {
+	var man release.HarnessManifest
+	if err := json.Unmarshal(files[release.HarnessRoot+release.HarnessManifestPath], &man); err != nil {
 		t.Fatal(err)
 	}
-	if man != (HarnessManifest{Kind: "harness", CorpusID: rep.CorpusID, Tasks: rep.Tasks, Repo: DefaultRepo}) {
+	if man != (release.HarnessManifest{Kind: "harness", CorpusID: rep.CorpusID, Tasks: rep.Tasks, Repo: DefaultRepo}) {
 		t.Errorf("manifest = %+v", man)
 	}
 
-	h, err := ReadHarness(zipPath)
+	h, err := release.ReadHarness(zipPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func rewriteZip(t *testing.T, src string, replace map[string][]byte) string {
 	zw := zip.NewWriter(f)
 	for _, e := range zr.File {
 		body := files[e.Name]
-		if r, ok := replace[strings.TrimPrefix(e.Name, HarnessRoot)]; ok {
+		if r, ok := replace[strings.TrimPrefix(e.Name, release.HarnessRoot)]; ok {
 			if r == nil {
 				continue
 			}
@@ -156,7 +157,7 @@ func rewriteZip(t *testing.T, src string, replace map[string][]byte) string {
 func TestCheckHarness(t *testing.T) {
 	st := admittedStore(t)
 	out, rep := exportTo(t, st)
-	zipPath := filepath.Join(out, HarnessPath)
+	zipPath := filepath.Join(out, release.HarnessPath)
 
 	if _, err := CheckHarness(zipPath, "", ""); err == nil {
 		t.Error("a check with nothing to compare with passed")
@@ -178,7 +179,7 @@ func TestCheckHarness(t *testing.T) {
 
 	// A zip whose task rows were changed after it was made: the manifest and the folder
 	// both disagree, and the changed column is named.
-	h, err := ReadHarness(zipPath)
+	h, err := release.ReadHarness(zipPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func TestCheckHarness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	edited := rewriteZip(t, zipPath, map[string][]byte{HarnessTasks: lines})
+	edited := rewriteZip(t, zipPath, map[string][]byte{release.HarnessTasks: lines})
 	c, err := CheckHarness(edited, out, "")
 	if err != nil {
 		t.Fatal(err)
@@ -201,10 +202,10 @@ func TestCheckHarness(t *testing.T) {
 		t.Errorf("check of an edited zip: %+v (diff %+v)", c, c.Diff)
 	}
 
-	for _, drop := range []string{"go.mod", HarnessTasks, HarnessManifestPath} {
+	for _, drop := range []string{"go.mod", release.HarnessTasks, release.HarnessManifestPath} {
 		broken := rewriteZip(t, zipPath, map[string][]byte{drop: nil})
-		if _, err := CheckHarness(broken, out, ""); !errors.Is(err, ErrNotHarness) {
-			t.Errorf("zip without %s: err = %v, want ErrNotHarness", drop, err)
+		if _, err := CheckHarness(broken, out, ""); !errors.Is(err, release.ErrNotHarness) {
+			t.Errorf("zip without %s: err = %v, want release.ErrNotHarness", drop, err)
 		}
 	}
 	if _, err := CheckHarness(filepath.Join(out, "README.md"), out, ""); err == nil {
@@ -236,7 +237,7 @@ func TestLicenseFile(t *testing.T) {
 		"| npm/cli | none reported | 0 | 1 |",        // GitHub reported no licence
 		"1 task row, 2 rows in the candidates config",
 		"CC BY 4.0 (" + ccBy4 + ")",
-		HarnessPath,
+		release.HarnessPath,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("LICENSE.md lacks %q", want)

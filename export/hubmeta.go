@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/envgap/envgap/lib/release"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 	"gopkg.in/yaml.v3"
@@ -138,7 +139,7 @@ func isLogical[T format.LogicalTypeValue](lt *format.LogicalType) bool {
 
 // fileFeatures reads the schema of a written parquet file and returns its features.
 func fileFeatures(path string) ([]Feature, error) {
-	pf, fh, err := openParquetFile(path)
+	pf, fh, err := release.OpenParquetFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -205,7 +206,7 @@ const hubURL = "https://huggingface.co/datasets/"
 // leaves them out) unless given.
 func (c ReleaseConfig) withDefaults(repo, corpusID string) ReleaseConfig {
 	if c.Code == "" {
-		c.Code = hubURL + repo + "/blob/main/" + HarnessPath
+		c.Code = hubURL + repo + "/blob/main/" + release.HarnessPath
 	}
 	if c.Discussion == "" {
 		c.Discussion = hubURL + repo + "/discussions"
@@ -244,9 +245,9 @@ type EvalTask struct {
 func evalFileOf(framework string, rowsOf map[string]int) EvalFile {
 	e := EvalFile{Name: "EnvGap", EvaluationFramework: framework,
 		Description: "Can an AI coding agent make a real project build and run on a clean machine by fixing only its environment (manifests, lockfiles, build and setup files)? Score: the share of a board's tasks resolved (excluded_from_scoring rows left out)."}
-	for _, c := range []string{ConfigReported, ConfigRepaired, ConfigLite} {
+	for _, c := range []string{release.ConfigReported, release.ConfigRepaired, release.ConfigLite} {
 		if rowsOf[c] > 0 {
-			e.Tasks = append(e.Tasks, EvalTask{ID: c + "_resolved", Config: c, Split: Split})
+			e.Tasks = append(e.Tasks, EvalTask{ID: c + "_resolved", Config: c, Split: release.Split})
 		}
 	}
 	return e
@@ -298,7 +299,7 @@ func datasetInfos(root string, written []ConfigReport) ([]DatasetInfo, error) {
 		if err != nil {
 			return nil, fmt.Errorf("dataset_info of %s: %w", name, err)
 		}
-		out = append(out, DatasetInfo{ConfigName: name, Features: feats, Splits: []SplitInfo{{Name: Split, NumExamples: c.Rows}}})
+		out = append(out, DatasetInfo{ConfigName: name, Features: feats, Splits: []SplitInfo{{Name: release.Split, NumExamples: c.Rows}}})
 	}
 	return out, nil
 }

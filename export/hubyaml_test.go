@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 	"gopkg.in/yaml.v3"
 )
@@ -111,7 +112,7 @@ func checkHubFolder(t *testing.T, out string, rep *Report) []string {
 		}
 		if c.Default {
 			defaults++
-			if i != 0 || c.ConfigName != ConfigCandidates {
+			if i != 0 || c.ConfigName != release.ConfigCandidates {
 				t.Errorf("default config %s at %d, want candidates first", c.ConfigName, i)
 			}
 		}
@@ -122,7 +123,7 @@ func checkHubFolder(t *testing.T, out string, rep *Report) []string {
 			t.Fatalf("%s: data_files = %+v", c.ConfigName, c.DataFiles)
 		}
 		df := c.DataFiles[0]
-		if !hubSplitName.MatchString(df.Split) || df.Split != Split {
+		if !hubSplitName.MatchString(df.Split) || df.Split != release.Split {
 			t.Errorf("%s: split %q", c.ConfigName, df.Split)
 		}
 		matches, _ := filepath.Glob(filepath.Join(out, filepath.FromSlash(df.Path)))
@@ -141,7 +142,7 @@ func checkHubFolder(t *testing.T, out string, rep *Report) []string {
 	if defaults != 1 {
 		t.Errorf("%d default configs, want 1", defaults)
 	}
-	for _, c := range Configs {
+	for _, c := range release.Configs {
 		listed := slices.Contains(names, c)
 		if listed != (rows[c] > 0) {
 			t.Errorf("config %s with %d rows: listed %v", c, rows[c], listed)
@@ -187,13 +188,13 @@ func checkHubFolder(t *testing.T, out string, rep *Report) []string {
 				}
 			}
 		}
-		if len(info.Splits) != 1 || info.Splits[0].Name != Split || info.Splits[0].NumExamples != n {
+		if len(info.Splits) != 1 || info.Splits[0].Name != release.Split || info.Splits[0].NumExamples != n {
 			t.Errorf("%s: splits %+v, DuckDB reads %d rows", info.ConfigName, info.Splits, n)
 		}
 	}
 	// The card's column types are the features' (the Data Fields table of full).
 	for _, info := range fm.DatasetInfo {
-		if info.ConfigName != ConfigFull {
+		if info.ConfigName != release.ConfigFull {
 			continue
 		}
 		cols := schemas.TaskColumns()
@@ -225,14 +226,14 @@ func checkHubFolder(t *testing.T, out string, rep *Report) []string {
 	var boards []string
 	ids := map[string]bool{}
 	for _, task := range ev.Tasks {
-		if task.ID == "" || ids[task.ID] || !slices.Contains(names, task.Config) || task.Split != Split {
-			t.Errorf("eval.yaml task %+v: want a new id, a listed config and split %s", task, Split)
+		if task.ID == "" || ids[task.ID] || !slices.Contains(names, task.Config) || task.Split != release.Split {
+			t.Errorf("eval.yaml task %+v: want a new id, a listed config and split %s", task, release.Split)
 		}
 		ids[task.ID] = true
 		boards = append(boards, task.Config)
 	}
 	var wantBoards []string
-	for _, b := range []string{ConfigReported, ConfigRepaired, ConfigLite} {
+	for _, b := range []string{release.ConfigReported, release.ConfigRepaired, release.ConfigLite} {
 		if rows[b] > 0 {
 			wantBoards = append(wantBoards, b)
 		}
@@ -254,12 +255,12 @@ func TestHubFolderFollowsTheHubsRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := checkHubFolder(t, out, rep)
-	if want := []string{ConfigCandidates, ConfigFull, ConfigReported, ConfigRepaired, ConfigLite, ConfigSecure}; !slices.Equal(names, want) {
+	if want := []string{release.ConfigCandidates, release.ConfigFull, release.ConfigReported, release.ConfigRepaired, release.ConfigLite, release.ConfigSecure}; !slices.Equal(names, want) {
 		t.Errorf("configs %v, want %v", names, want)
 	}
 	readme, _ := os.ReadFile(filepath.Join(out, "README.md"))
 	for _, want := range []string{
-		"[Leaderboard](https://example.org/leaderboard) | [Paper](https://arxiv.org/abs/2501.00001) | [Evaluation code](https://huggingface.co/datasets/" + DefaultRepo + "/blob/main/" + HarnessPath + ") | [Discussion](https://huggingface.co/datasets/" + DefaultRepo + "/discussions)",
+		"[Leaderboard](https://example.org/leaderboard) | [Paper](https://arxiv.org/abs/2501.00001) | [Evaluation code](https://huggingface.co/datasets/" + DefaultRepo + "/blob/main/" + release.HarnessPath + ") | [Discussion](https://huggingface.co/datasets/" + DefaultRepo + "/discussions)",
 		"## Citation\n\n```bibtex\n@article{envgap2026,\n  title = {EnvGap}\n}\n```",
 		"evaluation framework `harbor`",
 	} {
@@ -289,7 +290,7 @@ func TestEmptyConfigsAreLeftOut(t *testing.T) {
 	}
 	out, rep := exportTo(t, st)
 	names := checkHubFolder(t, out, rep)
-	if want := []string{ConfigCandidates, ConfigFull, ConfigReported, ConfigRepaired}; !slices.Equal(names, want) {
+	if want := []string{release.ConfigCandidates, release.ConfigFull, release.ConfigReported, release.ConfigRepaired}; !slices.Equal(names, want) {
 		t.Errorf("configs %v, want %v", names, want)
 	}
 	readme, _ := os.ReadFile(filepath.Join(out, "README.md"))
@@ -299,8 +300,8 @@ func TestEmptyConfigsAreLeftOut(t *testing.T) {
 	if strings.Contains(string(readme), `"lite", split="test")`) {
 		t.Error("the card shows how to load the empty lite config")
 	}
-	for _, cfg := range []string{ConfigLite, ConfigSecure} {
-		if got, err := ReadTaskConfig(out, cfg); err != nil || len(got) != 0 {
+	for _, cfg := range []string{release.ConfigLite, release.ConfigSecure} {
+		if got, err := release.ReadTaskConfig(out, cfg); err != nil || len(got) != 0 {
 			t.Errorf("reading the empty config %s: %d rows, %v", cfg, len(got), err)
 		}
 	}
@@ -319,7 +320,7 @@ func TestEmptyConfigsAreLeftOut(t *testing.T) {
 	if _, err := Export(st, testOptions(out)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(out, "data", ConfigLite)); err == nil {
+	if _, err := os.Stat(filepath.Join(out, "data", release.ConfigLite)); err == nil {
 		t.Error("re-exporting a task set without Lite tasks left the old data/lite folder")
 	}
 }
@@ -347,7 +348,7 @@ func TestReleaseConfig(t *testing.T) {
 		t.Errorf("config = %+v", c)
 	}
 	d := ReleaseConfig{}.withDefaults("me/EnvGap", "0123456789ab")
-	if d.Code != "https://huggingface.co/datasets/me/EnvGap/blob/main/"+HarnessPath || d.Discussion != "https://huggingface.co/datasets/me/EnvGap/discussions" ||
+	if d.Code != "https://huggingface.co/datasets/me/EnvGap/blob/main/"+release.HarnessPath || d.Discussion != "https://huggingface.co/datasets/me/EnvGap/discussions" ||
 		!strings.Contains(d.Citation, "Corpus id 0123456789ab") || d.EvaluationFramework != DefaultEvaluationFramework || d.Leaderboard != "" {
 		t.Errorf("defaults = %+v", d)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -67,7 +68,7 @@ func renderLicense(tasks []schemas.Task, cands []schemas.Candidate) []byte {
 
 	w("## EnvGap's metadata and code: MIT\n\n")
 	w("The columns EnvGap wrote (instance ids, commands, failure signatures and patterns, labels, splits, categories, security flags, outcomes, reasons, exclusion fields and dates), ")
-	w("the card, the funnel chart and envgap's source code in `%s` are released under the MIT License:\n\n", HarnessPath)
+	w("the card, the funnel chart and envgap's source code in `%s` are released under the MIT License:\n\n", release.HarnessPath)
 	w("```\n%s```\n\n", mitLicense)
 
 	w("## Text and files from GitHub projects: each project's own licence\n\n")

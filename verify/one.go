@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -268,7 +267,7 @@ func (s *Stage) runCached(ctx context.Context, cr *core.Core, spec core.Spec, im
 // observe reduces a before/after pair of runs to what the outcome depends on.
 func (s *Stage) observe(eco schemas.Ecosystem, before, after *schemas.Run) (Observation, error) {
 	o := Observation{BeforeMatched: before.FailureMatched, AfterResolved: after.Resolved}
-	st, line, err := s.failureOf(eco, before)
+	st, line, err := core.FailureOf(s.Store, eco, before)
 	if err != nil {
 		return o, err
 	}
@@ -282,91 +281,20 @@ func (s *Stage) observe(eco schemas.Ecosystem, before, after *schemas.Run) (Obse
 	}
 	if !after.Resolved {
 		o.AfterFailure = "no run step"
-		st, line, err := s.failureOf(eco, after)
+		st, line, err := core.FailureOf(s.Store, eco, after)
 		if err != nil {
 			return o, err
 		}
 		if st != nil {
-			o.AfterFailure = fmt.Sprintf("step %s %s: %q", st.Name, exitWords(*st), line)
+			o.AfterFailure = fmt.Sprintf("step %s %s: %q", st.Name, core.ExitWords(*st), line)
 		}
 	}
 	return o, nil
 }
 
-// failureOf returns the step that decides a run's failure, with the line of its output
-// that identifies it: the step the expected pattern matched, with the line the pattern
-// matches, else the first recipe step that failed; nil when no step failed.
-func (s *Stage) failureOf(eco schemas.Ecosystem, r *schemas.Run) (*schemas.StepRecord, string, error) {
-	return failureOf(s.Store, eco, r)
-}
-
-func failureOf(objects data.ObjectReader, eco schemas.Ecosystem, r *schemas.Run) (*schemas.StepRecord, string, error) {
-	for i := range r.Steps {
-		st := &r.Steps[i]
-		if (r.MatchedStep != "" && st.Name != r.MatchedStep) || (r.MatchedStep == "" && (!core.IsProjectStep(st.Name) || !st.Failed())) {
-			continue
-		}
-		out, err := objects.Get(st.Output)
-		if err != nil {
-			return nil, "", err
-		}
-		if r.MatchedStep != "" {
-			if re, err := schemas.CompileFailureRegex(r.Recipe.ExpectedFailureRegex); err == nil {
-				if line, ok := schemas.MatchedLine(re, string(core.StripANSI(out))); ok && line != "" {
-					return st, line, nil
-				}
-			}
-		}
-		return st, failureLine(eco, *st, out), nil
-	}
-	return nil, "", nil
-}
-
-func exitWords(st schemas.StepRecord) string {
-	switch {
-	case st.TimedOut:
-		return fmt.Sprintf("timed out after %s", time.Duration(st.DurationMS)*time.Millisecond)
-	case st.OOMKilled:
-		return "ran out of memory"
-	case st.CommandNotFound:
-		return "could not find its command (exit 127)"
-	}
-	return fmt.Sprintf("exited %d", st.ExitCode)
-}
-
-// failureLine picks the line of a failing step's output that identifies the failure
-// (schemas.ErrorLine), or says how the step ended when it printed nothing.
-func failureLine(eco schemas.Ecosystem, st schemas.StepRecord, out []byte) string {
-	if line, ok := schemas.ErrorLine(eco, string(out)); ok {
-		return line
-	}
-	return exitWords(st)
-}
-
 // project returns a candidate's files at base_commit.
 func (s *Stage) project(ctx context.Context, c *schemas.Candidate, opts Options) ([]core.File, error) {
-	if c.Set == schemas.SourceLite || len(c.ProjectFiles) > 0 {
-		files := make([]core.File, 0, len(c.ProjectFiles))
-		for _, f := range c.ProjectFiles {
-			if f.Content == nil {
-				continue
-			}
-			mode := 0o644
-			if strings.HasSuffix(f.Path, ".sh") {
-				mode = 0o755
-			}
-			files = append(files, core.File{Path: f.Path, Content: []byte(*f.Content), Mode: os.FileMode(mode)})
-		}
-		return files, nil
-	}
-	if opts.Checkout == nil {
-		return nil, fmt.Errorf("%s: no way to fetch %s at %s (no checkout configured)", c.InstanceID, c.Repo, c.BaseCommit)
-	}
-	files, err := opts.Checkout(ctx, c.Repo, c.BaseCommit)
-	if err != nil {
-		return nil, &core.InfraError{Err: fmt.Errorf("%s: fetching %s at %s: %w", c.InstanceID, c.Repo, c.BaseCommit, err)}
-	}
-	return files, nil
+	return core.CandidateProject(ctx, c, opts.Checkout)
 }
 
 // recipe returns a candidate's recipe. Missing commands are generated from the project

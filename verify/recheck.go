@@ -171,12 +171,12 @@ func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, rc rechecked, opt
 		return res
 	}
 	defer claim.Release()
-	project, err := TaskProject(ctx, &t, opts.Checkout)
+	project, err := core.TaskProject(ctx, &t, opts.Checkout)
 	if err != nil {
 		res.Error = err.Error()
 		return res
 	}
-	recipe := TaskRecipe(&t)
+	recipe := core.TaskRecipe(&t)
 	imageID, err := cr.ImageID(ctx, recipe.Image)
 	if err != nil {
 		res.Error, res.err = (&core.InfraError{Err: err}).Error(), err
@@ -198,7 +198,7 @@ func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, rc rechecked, opt
 	case t.IsControl:
 		if !un.Resolved {
 			res.Excluded = true
-			res.Reason = fmt.Sprintf("The control no longer works with no change on the %s recheck: %s.", day, s.whyNot(t.Ecosystem, un))
+			res.Reason = fmt.Sprintf("The control no longer works with no change on the %s recheck: %s.", day, core.RunFailure(s.Store, t.Ecosystem, un))
 		}
 	default:
 		fixed := base
@@ -234,15 +234,4 @@ func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, rc rechecked, opt
 		}
 	}
 	return res
-}
-
-// whyNot says in words why a run did not resolve.
-func (s *Stage) whyNot(eco schemas.Ecosystem, r *schemas.Run) string { return whyNot(s.Store, eco, r) }
-
-func whyNot(objects data.ObjectReader, eco schemas.Ecosystem, r *schemas.Run) string {
-	st, line, err := failureOf(objects, eco, r)
-	if err != nil || st == nil {
-		return "it did not run"
-	}
-	return fmt.Sprintf("step %s %s (%s)", st.Name, exitWords(*st), strings.TrimSpace(line))
 }

@@ -4,36 +4,9 @@ import (
 	"context"
 	"errors"
 
-	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 )
-
-// TaskProject returns a task's project at base_commit: its project_files (Lite tasks) or
-// the commit fetched alone by checkout (tasks from GitHub).
-func TaskProject(ctx context.Context, t *schemas.Task, checkout ProjectSource) ([]core.File, error) {
-	cand := schemas.Candidate{
-		Ident: schemas.Ident{InstanceID: t.InstanceID},
-		Set:   t.Source,
-		Spec: schemas.Spec{
-			Repo: t.Repo, BaseCommit: t.BaseCommit,
-			ProjectFiles: t.ProjectFiles, Ecosystem: t.Ecosystem,
-		},
-	}
-	var s Stage
-	return s.project(ctx, &cand, Options{Checkout: checkout})
-}
-
-// TaskRecipe returns the recipe of a task row (tasks carry every command).
-func TaskRecipe(t *schemas.Task) schemas.Recipe {
-	r := schemas.Recipe{Ecosystem: t.Ecosystem, Image: t.Image, BootstrapCommand: t.BootstrapCommand,
-		ResolveCommand: t.ResolveCommand, ReproCommand: t.ReproCommand, RunCommand: t.RunCommand,
-		D2Command: t.D2Command, ExpectedFailureRegex: t.ExpectedFailureRegex}
-	if r.Image == "" {
-		r.Image = t.Ecosystem.Image()
-	}
-	return r
-}
 
 // ImageID returns the id of a card image on the stage's first engine (asked once per Run
 // of the stage).
@@ -63,12 +36,6 @@ func (s *Stage) RunSpec(ctx context.Context, spec core.Spec, salt string) (*sche
 	var cached bool
 	r, d, err := s.runCached(ctx, cr, spec, imageID, salt, 0, &cached)
 	return r, d, cached, err
-}
-
-// RunFailure says in words why a run did not resolve: the step that failed, how, and the
-// line of its output that identifies the failure.
-func RunFailure(st data.ObjectReader, eco schemas.Ecosystem, r *schemas.Run) string {
-	return whyNot(st, eco, r)
 }
 
 // OpenBox opens an agent's box on one of the stage's cores (spread as RunSpec does).

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 )
@@ -82,7 +81,7 @@ func ReadPredictionFiles(path, id string) ([]schemas.File, error) {
 // PrintRun writes every step of a run with its captured output, for people.
 func (s *Stage) PrintRun(w io.Writer, r *schemas.Run) error {
 	fmt.Fprintf(w, "%s  side %s  image %s (%s)  registry cut-off %s\n", r.InstanceID, r.Side, r.Image, shortImage(r.ImageID), r.RegistryDate)
-	if err := PrintSteps(w, s.Store, r.Steps); err != nil {
+	if err := core.PrintSteps(w, s.Store, r.Steps); err != nil {
 		return err
 	}
 	if _, err := io.WriteString(w, core.RefusedText(r)); err != nil {
@@ -96,36 +95,6 @@ func (s *Stage) PrintRun(w io.Writer, r *schemas.Run) error {
 		fmt.Fprintln(w)
 	} else {
 		fmt.Fprintf(w, "\nresolved (resolve and run exited 0): %v\n", r.Resolved)
-	}
-	return nil
-}
-
-// PrintSteps writes steps of a run with their captured output (read from the store), for
-// people.
-func PrintSteps(w io.Writer, st data.ObjectReader, steps []schemas.StepRecord) error {
-	for _, step := range steps {
-		if core.IsProjectStep(step.Name) {
-			fmt.Fprintf(w, "\n=== %s: %s\n", step.Name, step.Command)
-		} else {
-			fmt.Fprintf(w, "\n=== %s (evidence for the dependency layers)\n", step.Name)
-		}
-		out, err := st.Get(step.Output)
-		if err != nil {
-			return err
-		}
-		w.Write(out)
-		if len(out) > 0 && out[len(out)-1] != '\n' {
-			fmt.Fprintln(w)
-		}
-		status := exitWords(step)
-		if step.Skipped {
-			status = "skipped (an earlier step timed out)"
-		}
-		trunc := ""
-		if step.Truncated {
-			trunc = fmt.Sprintf(", output capped (%d bytes in all, full output %s)", step.OutputSize, step.FullOutput)
-		}
-		fmt.Fprintf(w, "=== %s %s in %.1fs%s\n", step.Name, status, float64(step.DurationMS)/1000, trunc)
 	}
 	return nil
 }

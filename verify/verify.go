@@ -18,10 +18,6 @@ import (
 	"github.com/sourcegraph/conc/pool"
 )
 
-// ProjectSource materialises a GitHub candidate's project at its base commit, without the
-// later history (the crawl stage provides it; cmd wires it in).
-type ProjectSource func(ctx context.Context, repo, commit string) ([]core.File, error)
-
 // RecipeSource fills a recipe's missing commands (the default recipe generator).
 type RecipeSource func(c *schemas.Candidate, project []core.File) (schemas.Recipe, error)
 
@@ -37,7 +33,7 @@ type Options struct {
 	// Limits bound each run.
 	Limits sandbox.Limits
 	// Checkout materialises GitHub candidates.
-	Checkout ProjectSource
+	Checkout core.ProjectSource
 	// Recipes fills missing commands. Nil: DefaultRecipe.
 	Recipes RecipeSource
 	// Progress receives progress events (may be nil).

@@ -7,26 +7,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/envgap/envgap/crawl"
 	"github.com/envgap/envgap/data/catalog"
-	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/harness/eval"
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
 	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/eval"
 	"github.com/envgap/envgap/verify/registry"
 )
 
 // timedRunner sums the time spent in the evaluation core's runs.
 type timedRunner struct {
-	eval.Runner
+	core.SpecRunner
 	mu  sync.Mutex
 	sum time.Duration
 }
 
 func (r *timedRunner) RunSpec(ctx context.Context, spec core.Spec, salt string) (*schemas.Run, schemas.Digest, bool, error) {
 	start := time.Now()
-	run, d, cached, err := r.Runner.RunSpec(ctx, spec, salt)
+	run, d, cached, err := r.SpecRunner.RunSpec(ctx, spec, salt)
 	r.mu.Lock()
 	r.sum += time.Since(start)
 	r.mu.Unlock()
@@ -39,7 +38,7 @@ func (r *timedRunner) RunSpec(ctx context.Context, spec core.Spec, salt string) 
 func BenchmarkEvalOverhead(b *testing.B) {
 	requireEngine(b, "envgap-python-eval")
 	w := newEvalWorld(b)
-	tasks, err := export.ReadTaskConfig(w.hub, "full")
+	tasks, err := release.ReadTaskConfig(w.hub, "full")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -58,9 +57,8 @@ func BenchmarkEvalOverhead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		tr := &timedRunner{Runner: sess.Stage}
-		ev := &eval.Evaluator{Store: st, Runner: tr, Checkout: checkoutSource(w.gitTemplate),
-			IsEnvFile: func(p string) bool { return crawl.ClassifyPath(p).IsEnv() }}
+		tr := &timedRunner{SpecRunner: sess.Stage}
+		ev := &eval.Evaluator{Store: st, Runner: tr, Checkout: checkoutSource(w.gitTemplate)}
 		start := time.Now()
 		out, err := ev.Eval(context.Background(), tasks, byID, 1, nil)
 		total += time.Since(start)

@@ -10,12 +10,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/lib/agent/loop"
 	"github.com/envgap/envgap/lib/agent/model"
 	"github.com/envgap/envgap/lib/agent/model/bedrock"
 	"github.com/envgap/envgap/lib/agent/model/openai"
 	"github.com/envgap/envgap/lib/agent/model/scripted"
-	"github.com/envgap/envgap/verify/agent"
 	"github.com/spf13/cobra"
 )
 

@@ -3,8 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 
+	"github.com/envgap/envgap/harness/tasks"
 	"github.com/envgap/envgap/schemas"
 	"github.com/spf13/cobra"
 )
@@ -36,54 +36,30 @@ any task does (exclusions included). Without an argument: the store's task set.`
 
 func runCorpusID(f *factory, opts *corpusIDOptions) error {
 	var (
-		tasks []schemas.Task
-		err   error
+		rows []schemas.Task
+		err  error
 	)
 	if opts.Path == "" {
 		st, err := f.OpenStore()
 		if err != nil {
 			return err
 		}
-		if tasks, err = st.Tasks(); err != nil {
+		if rows, err = st.Tasks(); err != nil {
 			return err
 		}
-	} else if tasks, err = readTaskRows(opts.Path); err != nil {
+	} else if rows, err = tasks.ReadRows(opts.Path); err != nil {
 		return err
 	}
-	if len(tasks) == 0 {
-		return errors.New("corpus id: the task set is empty (no tasks admitted yet: run envgap admit)")
+	if len(rows) == 0 {
+		return errors.New("corpus id: the task set is empty (no rows admitted yet: run envgap admit)")
 	}
-	id, err := schemas.CorpusID(tasks)
+	id, err := schemas.CorpusID(rows)
 	if err != nil {
 		return err
 	}
 	if f.Global.JSON {
-		return f.printJSON(map[string]any{"corpus_id": id, "tasks": len(tasks)})
+		return f.printJSON(map[string]any{"corpus_id": id, "rows": len(rows)})
 	}
 	fmt.Fprintln(f.Out, id)
 	return nil
-}
-
-// readTaskRows reads task rows from a JSON Lines file or an exported Hub folder.
-func readTaskRows(path string) ([]schemas.Task, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("corpus id: %w", err)
-	}
-	if fi.IsDir() {
-		return readExportedTasks(path)
-	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	tasks, problems, err := schemas.ReadTasks(path, fh)
-	if err != nil {
-		return nil, err
-	}
-	if len(problems) > 0 {
-		return nil, problems
-	}
-	return tasks, nil
 }

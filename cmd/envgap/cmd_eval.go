@@ -5,17 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
-	"github.com/envgap/envgap/crawl"
-	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/export/audit"
+	"github.com/envgap/envgap/harness/eval"
+	"github.com/envgap/envgap/harness/tasks"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
-	"github.com/envgap/envgap/verify/eval"
 	"github.com/spf13/cobra"
 )
 
@@ -52,7 +49,7 @@ func (o *scoringOptions) check() error {
 	case o.Jobs < 1:
 		return usageError{errors.New("--jobs must be at least 1")}
 	}
-	if _, err := export.SplitTasks(nil, o.Split); err != nil {
+	if err := tasks.CheckConfig(o.Split); err != nil {
 		return usageError{err}
 	}
 	return nil
@@ -61,18 +58,10 @@ func (o *scoringOptions) check() error {
 // splitTasks returns the tasks of the split: from the exported folder, from a task rows
 // file, or from the store.
 func (o *scoringOptions) splitTasks(f *factory) ([]schemas.Task, error) {
-	if fi, err := os.Stat(o.Tasks); err == nil && !fi.IsDir() {
-		all, err := readTaskRows(o.Tasks)
-		if err != nil {
-			return nil, usageError{fmt.Errorf("--tasks %s: %w", o.Tasks, err)}
-		}
-		sort.Slice(all, func(i, j int) bool { return all[i].InstanceID < all[j].InstanceID })
-		return export.SplitTasks(all, o.Split)
-	}
 	if o.Tasks != "" {
-		ts, err := export.ReadTaskConfig(o.Tasks, o.Split)
+		ts, err := tasks.Load(o.Tasks, o.Split)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("--tasks %s: %w", o.Tasks, err)}
+			return nil, usageError{err}
 		}
 		return ts, nil
 	}
@@ -84,13 +73,13 @@ func (o *scoringOptions) splitTasks(f *factory) ([]schemas.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	return export.SplitTasks(all, o.Split)
+	return tasks.Split(all, o.Split)
 }
 
 // evaluator opens the engines and the registry proxy and returns the evaluator with the
-// crawl's environment-file classifier and the audit's safe-install share wired in.
+// audit's safe-install share wired in.
 func (o *scoringOptions) evaluator(c *cobra.Command, f *factory) (*eval.Evaluator, *verify.Session, error) {
-	ev := &eval.Evaluator{IsEnvFile: func(p string) bool { return crawl.ClassifyPath(p).IsEnv() }}
+	ev := &eval.Evaluator{}
 	if !o.NoSafeInstall {
 		a, source, err := o.auditor(c.Context())
 		if err != nil {

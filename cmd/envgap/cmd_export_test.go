@@ -11,6 +11,7 @@ import (
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -107,7 +108,7 @@ func TestAdmitExcludeCorpusIDAndHubCheck(t *testing.T) {
 	}
 
 	// The harness zip: its copy of the tasks is its own folder's, not the other release's.
-	zipA := filepath.Join(a, export.HarnessPath)
+	zipA := filepath.Join(a, release.HarnessPath)
 	if out, err := runCLI(t, "hf", "check", "--release", zipA); err != nil || !strings.Contains(out, "has the release's corpus id "+strings.TrimSpace(storeID)) {
 		t.Fatalf("hf check of a folder's own zip: %q, %v", out, err)
 	}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/envgap/envgap"
-	"github.com/envgap/envgap/crawl"
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/harness/harbor"
+	"github.com/envgap/envgap/lib/envfiles"
 	"github.com/envgap/envgap/schemas"
 	"github.com/spf13/cobra"
 )
@@ -71,7 +71,7 @@ machine's Go. Exit code 5 when a task fails a check or a trial disagrees.`,
 func runHarborCheck(ctx context.Context, f *factory, src string, opts *harborCheckOptions) error {
 	o := harbor.CheckOptions{CorpusID: opts.CorpusID, NoTrials: opts.NoTrials, Trial: harbor.TrialOptions{
 		PyPIUpstream: opts.PyPIUpstream, NPMUpstream: opts.NPMUpstream,
-		IsEnvFile: func(p string) bool { return crawl.ClassifyPath(p).IsEnv() }}}
+		IsEnvFile: func(p string) bool { return envfiles.ClassifyPath(p).IsEnv() }}}
 	if f.Global.Verbose {
 		o.Trial.Log = f.Err
 	}

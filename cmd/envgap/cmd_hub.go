@@ -12,6 +12,7 @@ import (
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/export/hub"
 	"github.com/envgap/envgap/harness/harbor"
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 	"github.com/spf13/cobra"
 )
@@ -96,7 +97,7 @@ func runHarnessCheck(f *factory, opts *hubCheckOptions) error {
 		against = export.DefaultHarnessRelease(opts.Release)
 	}
 	if against == "" && opts.CorpusID == "" {
-		return usageError{fmt.Errorf("%s is not inside an exported folder (DIR/%s): give the folder with --against DIR, or the release's corpus id with --corpus-id ID", opts.Release, export.HarnessPath)}
+		return usageError{fmt.Errorf("%s is not inside an exported folder (DIR/%s): give the folder with --against DIR, or the release's corpus id with --corpus-id ID", opts.Release, release.HarnessPath)}
 	}
 	res, err := export.CheckHarness(opts.Release, against, opts.CorpusID)
 	if err != nil {
@@ -109,7 +110,7 @@ func runHarnessCheck(f *factory, opts *hubCheckOptions) error {
 	} else {
 		fmt.Fprintf(f.Out, "%s: corpus id %s, %d tasks, %d source files\n", res.Zip, res.CorpusID, res.Tasks, res.SourceFiles)
 		if res.ManifestCorpusID != res.CorpusID {
-			fmt.Fprintf(f.Out, "its manifest (%s) says corpus id %s: the task rows were changed after the zip was made\n", export.HarnessManifestPath, res.ManifestCorpusID)
+			fmt.Fprintf(f.Out, "its manifest (%s) says corpus id %s: the task rows were changed after the zip was made\n", release.HarnessManifestPath, res.ManifestCorpusID)
 		}
 		if res.Against != "" {
 			fmt.Fprintf(f.Out, "%s: corpus id %s\n", res.Against, res.AgainstCorpusID)
@@ -237,7 +238,7 @@ func runHubPublish(c *cobra.Command, f *factory, opts *hubPublishOptions) error 
 	msg := opts.Message
 	if msg == "" {
 		msg = "Publish EnvGap"
-		if tasks, err := export.ReadTasks(opts.Dir); err == nil {
+		if tasks, err := release.ReadTasks(opts.Dir); err == nil {
 			if id, err := schemas.CorpusID(tasks); err == nil {
 				msg += " " + id
 			}
@@ -301,7 +302,7 @@ func runHarborTie(f *factory, opts *hubCheckOptions) error {
 	if against == "" {
 		return usageError{fmt.Errorf("%s is not inside an exported folder (DIR/%s): give the folder with --against DIR", opts.Release, harbor.ParquetPath)}
 	}
-	tasks, err := export.ReadTasks(against)
+	tasks, err := release.ReadTasks(against)
 	if err != nil {
 		return err
 	}

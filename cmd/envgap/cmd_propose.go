@@ -7,9 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/envgap/envgap/crawl"
 	"github.com/envgap/envgap/crawl/lite"
-	"github.com/envgap/envgap/verify/eval"
 	"github.com/envgap/envgap/verify/propose"
 	"github.com/spf13/cobra"
 )
@@ -77,15 +75,13 @@ func runPropose(c *cobra.Command, f *factory, opts *proposeOptions) error {
 		return err
 	}
 	defer sess.Close()
-	ev := &eval.Evaluator{Store: sess.Stage.Store, Runner: sess.Stage, Checkout: vo.Checkout, Limits: vo.Limits,
-		IsEnvFile: func(p string) bool { return crawl.ClassifyPath(p).IsEnv() }}
 	repro := ""
 	if exe, err := os.Executable(); err == nil {
 		repro = "'" + strings.ReplaceAll(exe, "'", `'\''`) + "' agent-repro"
 	}
 	progress := f.newProgress()
 	rep, err := propose.Run(c.Context(), propose.Options{
-		Store: sess.Stage.Store, Evaluator: ev, Materialize: materialize(opts.GitURLTemplate), Patch: lite.Patch,
+		Store: sess.Stage.Store, Runner: sess.Stage, Checkout: vo.Checkout, Limits: vo.Limits, Materialize: materialize(opts.GitURLTemplate), Patch: lite.Patch,
 		Agent: opts.Agent, Timeout: opts.AttemptTimeout, IDs: opts.IDs, WorkDir: opts.WorkDir, OutDir: opts.Keep,
 		ReproCommand: repro,
 		Progress: func(r propose.Result) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/envgap/envgap/data"
-	"github.com/envgap/envgap/verify/slurm"
+	"github.com/envgap/envgap/lib/jobs"
 
 	"github.com/envgap/envgap/verify"
 	"github.com/spf13/cobra"
@@ -112,7 +112,7 @@ func runRecheckSlurm(c *cobra.Command, f *factory, opts *recheckOptions) error {
 		args := opts.workerArgs(1, 0)
 		args.Date = opts.Date
 		progress := f.progress()
-		out, err := opts.Slurm.run(c, f, "recheck", items, args, nil, func(d *slurm.Done, done, total int) {
+		out, err := opts.Slurm.run(c, f, "recheck", items, args, nil, func(d *jobs.Done, done, total int) {
 			progress(verify.RecheckEvent(recheckResultOf(d), done, total))
 		})
 		if out == nil || err != nil {
@@ -134,7 +134,7 @@ func runRecheckSlurm(c *cobra.Command, f *factory, opts *recheckOptions) error {
 }
 
 // recheckResultOf reads a worker's result of one task.
-func recheckResultOf(d *slurm.Done) verify.RecheckResult {
+func recheckResultOf(d *jobs.Done) verify.RecheckResult {
 	var r verify.RecheckResult
 	if msg := decodeResult(d, &r, &r.InstanceID); msg != "" {
 		return verify.RecheckResult{InstanceID: d.Item, Error: msg}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/harness/report"
 	"github.com/spf13/cobra"
 )
 
@@ -39,15 +39,15 @@ writes a PNG of the resolved rate per agent and split.`,
 }
 
 func runReport(f *factory, opts *reportOptions, dirs []string) error {
-	var folders []*export.ResultFolder
+	var folders []*report.ResultFolder
 	for _, d := range dirs {
-		rf, err := export.ReadResultFolder(d)
+		rf, err := report.ReadResultFolder(d)
 		if err != nil {
 			return usageError{err}
 		}
 		folders = append(folders, rf)
 	}
-	lb := export.BuildReport(folders)
+	lb := report.BuildReport(folders)
 	if opts.Chart != "" {
 		png, err := lb.ReportChart()
 		if err != nil {

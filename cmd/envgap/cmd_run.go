@@ -12,9 +12,10 @@ import (
 	"github.com/envgap/envgap/crawl"
 	"github.com/envgap/envgap/crawl/gitfetch"
 	"github.com/envgap/envgap/crawl/lite"
+	"github.com/envgap/envgap/harness/eval"
+	"github.com/envgap/envgap/harness/run"
+	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/agent"
-	"github.com/envgap/envgap/verify/eval"
 	"github.com/spf13/cobra"
 )
 
@@ -147,7 +148,7 @@ func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
 		repro = "'" + strings.ReplaceAll(exe, "'", `'\''`) + "' agent-repro"
 	}
 	progress := f.newProgress()
-	out, runErr := agent.Run(c.Context(), tasks, agent.Options{
+	out, runErr := run.Run(c.Context(), tasks, run.Options{
 		Evaluator: ev, Materialize: materialize(opts.GitURLTemplate), Agent: opts.Agent, Builtin: builtin, K: opts.K,
 		MaxAttempts: opts.MaxAttempts, AttemptTimeout: opts.AttemptTimeout, WorkDir: work, OutDir: opts.Out,
 		ReproCommand: repro, Jobs: opts.Jobs, Done: done,

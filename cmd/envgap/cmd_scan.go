@@ -11,6 +11,7 @@ import (
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/export/scan"
+	"github.com/envgap/envgap/lib/release"
 	"github.com/spf13/cobra"
 )
 
@@ -71,7 +72,7 @@ func harnessTexts(src fs.FS) ([]scan.Text, error) {
 	}
 	out := make([]scan.Text, len(files))
 	for i, f := range files {
-		out[i] = scan.Text{Field: scan.FieldHarness, Path: export.HarnessRoot + f.Path, Content: string(f.Body)}
+		out[i] = scan.Text{Field: scan.FieldHarness, Path: release.HarnessRoot + f.Path, Content: string(f.Body)}
 	}
 	return out, nil
 }

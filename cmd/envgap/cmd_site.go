@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/harness/site"
+	"github.com/envgap/envgap/lib/release"
 	"github.com/spf13/cobra"
 )
 
@@ -49,16 +49,16 @@ func runSite(f *factory, opts *siteOptions) error {
 		return usageError{err}
 	}
 	// The harness zip: read and checked here (export's format), offered by the site.
-	zipPath := filepath.Join(opts.Hub, filepath.FromSlash(export.HarnessPath))
+	zipPath := filepath.Join(opts.Hub, filepath.FromSlash(release.HarnessPath))
 	if zip, err := os.ReadFile(zipPath); err == nil {
-		h, err := export.ReadHarness(zipPath)
+		h, err := release.ReadHarness(zipPath)
 		if err != nil {
 			return usageError{fmt.Errorf("site: %w", err)}
 		}
 		if h.CorpusID != rel.CorpusID {
 			return usageError{fmt.Errorf("site: the harness zip %s holds corpus %s, the folder's task rows are %s: the folder is not one release", zipPath, h.CorpusID, rel.CorpusID)}
 		}
-		rel.Harness = &site.Harness{Zip: zip, CorpusID: h.CorpusID, Dir: strings.TrimSuffix(export.HarnessRoot, "/"), Tasks: export.HarnessTasks}
+		rel.Harness = &site.Harness{Zip: zip, CorpusID: h.CorpusID, Dir: strings.TrimSuffix(release.HarnessRoot, "/"), Tasks: release.HarnessTasks}
 	} else if !os.IsNotExist(err) {
 		return err
 	}

@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/envgap/envgap/harness/eval"
+	"github.com/envgap/envgap/lib/jobs"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/eval"
 	"github.com/envgap/envgap/verify/sandbox"
-	"github.com/envgap/envgap/verify/slurm"
 	"github.com/spf13/cobra"
 )
 
@@ -113,9 +113,9 @@ func (eo *engineOptions) workerArgs(jobs, repeat int) workerArgs {
 }
 
 // run submits items of command as one job array and waits for their results (see
-// slurm.Run). The store must be named by an absolute path; shared names more paths the
+// jobs.Run). The store must be named by an absolute path; shared names more paths the
 // workers read (checked like the store).
-func (o *slurmOptions) run(c *cobra.Command, f *factory, command string, items []string, args workerArgs, shared map[string]string, onResult func(d *slurm.Done, done, total int)) (*slurm.Outcome, error) {
+func (o *slurmOptions) run(c *cobra.Command, f *factory, command string, items []string, args workerArgs, shared map[string]string, onResult func(d *jobs.Done, done, total int)) (*jobs.Outcome, error) {
 	dir := f.storeDir()
 	exe, err := os.Executable()
 	if err != nil {
@@ -132,9 +132,9 @@ func (o *slurmOptions) run(c *cobra.Command, f *factory, command string, items [
 	if f.Global.Verbose {
 		worker = append(worker, "-v")
 	}
-	r := &slurm.Run{
+	r := &jobs.Run{
 		Dir:        work,
-		Plan:       slurm.Plan{Command: command, Items: items, Args: b, LeaseSeconds: int(o.Lease / time.Second), CreatedAt: time.Now().UTC().Format(time.RFC3339)},
+		Plan:       jobs.Plan{Command: command, Items: items, Args: b, LeaseSeconds: int(o.Lease / time.Second), CreatedAt: time.Now().UTC().Format(time.RFC3339)},
 		Workers:    o.Workers,
 		Partition:  o.Partition,
 		Time:       o.Time,
@@ -153,7 +153,7 @@ func (o *slurmOptions) run(c *cobra.Command, f *factory, command string, items [
 		r.Shared[what] = p
 	}
 	out, err := r.Do(c.Context())
-	if errors.Is(err, slurm.ErrRefused) {
+	if errors.Is(err, jobs.ErrRefused) {
 		return out, usageError{err}
 	}
 	if out != nil && out.Kept != "" {
@@ -163,7 +163,7 @@ func (o *slurmOptions) run(c *cobra.Command, f *factory, command string, items [
 }
 
 // notDone says why an item has no result.
-func notDone(out *slurm.Outcome) string {
+func notDone(out *jobs.Outcome) string {
 	if out.Missing != "" {
 		return "not run: " + out.Missing
 	}
@@ -172,7 +172,7 @@ func notDone(out *slurm.Outcome) string {
 
 // decodeResult reads a worker's result of d's item into v, whose instance id is *id; it
 // returns why there is none (the item could not be done, or the result is not for it).
-func decodeResult(d *slurm.Done, v any, id *string) string {
+func decodeResult(d *jobs.Done, v any, id *string) string {
 	if d.Result != nil && json.Unmarshal(d.Result, v) == nil && *id == d.Item {
 		return ""
 	}
@@ -227,7 +227,7 @@ func runEvalSlurm(c *cobra.Command, f *factory, opts *evalOptions, tasks []schem
 		items[i] = t.InstanceID
 	}
 	progress := evalProgress(f)
-	res, err := opts.Slurm.run(c, f, "eval", items, args, shared, func(d *slurm.Done, done, total int) {
+	res, err := opts.Slurm.run(c, f, "eval", items, args, shared, func(d *jobs.Done, done, total int) {
 		it := evalItemOf(d)
 		ev := eval.Event{InstanceID: d.Item, Done: done, Total: total, Result: it.Result, Cached: it.Cached}
 		if it.Error != "" {
@@ -260,7 +260,7 @@ func runEvalSlurm(c *cobra.Command, f *factory, opts *evalOptions, tasks []schem
 }
 
 // evalItemOf reads a worker's result of one task.
-func evalItemOf(d *slurm.Done) evalItem {
+func evalItemOf(d *jobs.Done) evalItem {
 	var it evalItem
 	if msg := decodeResult(d, &it, &it.InstanceID); msg != "" {
 		return evalItem{InstanceID: d.Item, Error: msg}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/envgap/envgap"
 	"github.com/envgap/envgap/harness/study"
+	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/lib/agent/loop"
 	"github.com/envgap/envgap/lib/agent/model"
 	"github.com/envgap/envgap/lib/agent/model/bedrock"
@@ -19,7 +20,6 @@ import (
 	"github.com/envgap/envgap/lib/studylayout"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
-	"github.com/envgap/envgap/verify/agent"
 	"github.com/spf13/cobra"
 )
 

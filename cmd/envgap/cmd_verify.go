@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/envgap/envgap/lib/jobs"
 	"github.com/envgap/envgap/verify"
 	"github.com/envgap/envgap/verify/registry"
 	"github.com/envgap/envgap/verify/sandbox"
-	"github.com/envgap/envgap/verify/slurm"
 	"github.com/spf13/cobra"
 )
 
@@ -181,7 +181,7 @@ func runVerifySlurm(c *cobra.Command, f *factory, opts *verifyOptions) error {
 	}
 	progress := f.progress()
 	start := time.Now()
-	out, err := opts.Slurm.run(c, f, "verify", items, opts.workerArgs(opts.Jobs, opts.Repeat), nil, func(d *slurm.Done, done, total int) {
+	out, err := opts.Slurm.run(c, f, "verify", items, opts.workerArgs(opts.Jobs, opts.Repeat), nil, func(d *jobs.Done, done, total int) {
 		progress(verify.ResultEvent(verifyResultOf(d), done, total, time.Since(start)))
 	})
 	if out == nil {
@@ -199,7 +199,7 @@ func runVerifySlurm(c *cobra.Command, f *factory, opts *verifyOptions) error {
 }
 
 // verifyResultOf reads a worker's result of one candidate.
-func verifyResultOf(d *slurm.Done) verify.Result {
+func verifyResultOf(d *jobs.Done) verify.Result {
 	var r verify.Result
 	if msg := decodeResult(d, &r, &r.InstanceID); msg != "" {
 		return verify.Result{InstanceID: d.Item, Error: msg, Infra: true}

@@ -12,10 +12,10 @@ import (
 
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/harness/eval"
+	"github.com/envgap/envgap/lib/jobs"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
-	"github.com/envgap/envgap/verify/eval"
-	"github.com/envgap/envgap/verify/slurm"
 	"github.com/spf13/cobra"
 )
 
@@ -56,7 +56,7 @@ func runWorker(c *cobra.Command, f *factory, opts *workerOptions) error {
 		fmt.Fprintf(f.Err, "envgap worker: the work folder %s is gone: the run is over\n", opts.Work)
 		return nil
 	}
-	q, err := slurm.OpenQueue(opts.Work)
+	q, err := jobs.OpenQueue(opts.Work)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func runWorker(c *cobra.Command, f *factory, opts *workerOptions) error {
 	if err := json.Unmarshal(plan.Args, &args); err != nil {
 		return fmt.Errorf("work folder %s: the plan's arguments: %w", opts.Work, err)
 	}
-	owner := slurm.NewOwner(slurm.OwnerLabel(f.Getenv))
+	owner := jobs.NewOwner(jobs.OwnerLabel(f.Getenv))
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(f.Err, "%s envgap worker %s: %s\n", time.Now().UTC().Format(time.RFC3339), owner, fmt.Sprintf(format, a...))
 	}
@@ -74,7 +74,7 @@ func runWorker(c *cobra.Command, f *factory, opts *workerOptions) error {
 		return err
 	}
 	defer closeFn()
-	w := &slurm.Worker{Claims: q, Owner: owner, Jobs: args.Jobs, Lease: plan.Lease(), Logf: logf}
+	w := &jobs.Worker{Claims: q, Owner: owner, Jobs: args.Jobs, Lease: plan.Lease(), Logf: logf}
 	if err := w.Serve(c.Context(), do); err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func runWorker(c *cobra.Command, f *factory, opts *workerOptions) error {
 
 // workerHandler opens this node's engine and registry proxy and returns what does one
 // item of the plan, and what closes them.
-func workerHandler(c *cobra.Command, f *factory, plan slurm.Plan, args workerArgs, logf func(string, ...any)) (slurm.Handler, func(), error) {
+func workerHandler(c *cobra.Command, f *factory, plan jobs.Plan, args workerArgs, logf func(string, ...any)) (jobs.Handler, func(), error) {
 	eo := args.engine()
 	if plan.Command == "eval" {
 		return evalHandler(c, f, args, logf)
@@ -95,7 +95,7 @@ func workerHandler(c *cobra.Command, f *factory, plan slurm.Plan, args workerArg
 	}
 	logf("engine %s, registry proxy %s; %s of %d item(s)", strings.Join(sess.Hosts(), ","), sess.ProxyURL(), plan.Command, len(plan.Items))
 	vo.Repeat, vo.Progress = args.Repeat, nil
-	var do slurm.Handler
+	var do jobs.Handler
 	switch plan.Command {
 	case "verify":
 		do, err = verifyHandler(sess.Stage, plan.Items, vo)
@@ -112,7 +112,7 @@ func workerHandler(c *cobra.Command, f *factory, plan slurm.Plan, args workerArg
 }
 
 // evalHandler scores one task's prediction, as a local eval does.
-func evalHandler(c *cobra.Command, f *factory, args workerArgs, logf func(string, ...any)) (slurm.Handler, func(), error) {
+func evalHandler(c *cobra.Command, f *factory, args workerArgs, logf func(string, ...any)) (jobs.Handler, func(), error) {
 	so := &scoringOptions{engineOptions: args.engine(), Split: args.Split, Tasks: args.TaskFolder, NoSafeInstall: args.NoSafeInstall}
 	if args.Audit != nil {
 		so.auditUpstreams = *args.Audit
@@ -158,7 +158,7 @@ func evalHandler(c *cobra.Command, f *factory, args workerArgs, logf func(string
 }
 
 // verifyHandler verifies one candidate of the plan, as a local verify does.
-func verifyHandler(stage *verify.Stage, items []string, vo verify.Options) (slurm.Handler, error) {
+func verifyHandler(stage *verify.Stage, items []string, vo verify.Options) (jobs.Handler, error) {
 	cands, err := stage.Select(items)
 	if err != nil {
 		return nil, err
@@ -178,7 +178,7 @@ func verifyHandler(stage *verify.Stage, items []string, vo verify.Options) (slur
 }
 
 // recheckHandler rechecks one task, as a local recheck does.
-func recheckHandler(stage *verify.Stage, date string, vo verify.Options) (slurm.Handler, error) {
+func recheckHandler(stage *verify.Stage, date string, vo verify.Options) (jobs.Handler, error) {
 	refs, err := stage.RecheckTasks()
 	if err != nil {
 		return nil, err

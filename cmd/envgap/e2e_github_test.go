@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/envgap/envgap/crawl/gittest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/envgap/envgap/crawl/gittest"
+	"github.com/envgap/envgap/lib/release"
+
 	"github.com/envgap/envgap/crawl/fakegithub"
 	"github.com/envgap/envgap/data/catalog"
-	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/export/scan"
 	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
@@ -300,14 +301,14 @@ func TestE2EGitHubRepairedAndControl(t *testing.T) {
 		t.Fatalf("admit: %s", out)
 	}
 	cli("scan", "--review", "../../"+scan.DefaultReviewFile)
-	release := filepath.Join(t.TempDir(), "release")
-	cli("export", "--out", release, "--no-audit")
-	storeID, folderID := cli("corpus-id"), cli("corpus-id", release)
+	relDir := filepath.Join(t.TempDir(), "release")
+	cli("export", "--out", relDir, "--no-audit")
+	storeID, folderID := cli("corpus-id"), cli("corpus-id", relDir)
 	if storeID != folderID || len(strings.TrimSpace(storeID)) != 12 {
 		t.Errorf("corpus-id of the store %q, of the export %q", storeID, folderID)
 	}
 
-	rows, err := export.ReadTasks(release)
+	rows, err := release.ReadTasks(relDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,15 +335,15 @@ func TestE2EGitHubRepairedAndControl(t *testing.T) {
 		r.Source != schemas.SourceReported || r.RegistryDate != w.at["i2"].Format(time.RFC3339) || r.PRNumber != nil {
 		t.Errorf("control row: %+v", r)
 	}
-	for config, want := range map[string]string{export.ConfigRepaired: e2eRepaired, export.ConfigReported: e2eControl} {
-		rows, err := export.ReadTaskConfig(release, config)
+	for config, want := range map[string]string{release.ConfigRepaired: e2eRepaired, release.ConfigReported: e2eControl} {
+		rows, err := release.ReadTaskConfig(relDir, config)
 		if err != nil || len(rows) != 1 || rows[0].InstanceID != want {
 			t.Errorf("config %s: %d rows (%v), want %s", config, len(rows), err, want)
 		}
 	}
 
 	// The token was sent to the fake GitHub, never stored or exported.
-	for _, dir := range []string{store, release} {
+	for _, dir := range []string{store, relDir} {
 		for p, b := range storeFiles(t, dir) {
 			if strings.Contains(b, cliTestToken) {
 				t.Errorf("%s holds the GitHub token", p)

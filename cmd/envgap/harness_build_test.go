@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/lib/release"
 )
 
 // unzip extracts a zip into dir, refusing entries that would land outside it.
@@ -62,11 +62,11 @@ func TestHarnessZipBuilds(t *testing.T) {
 		t.Fatalf("admit: %q, %v", out, err)
 	}
 	a, b := exportStore(t, store), exportStore(t, store)
-	zipA, err := os.ReadFile(filepath.Join(a, export.HarnessPath))
+	zipA, err := os.ReadFile(filepath.Join(a, release.HarnessPath))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if zipB, err := os.ReadFile(filepath.Join(b, export.HarnessPath)); err != nil || !bytes.Equal(zipA, zipB) {
+	if zipB, err := os.ReadFile(filepath.Join(b, release.HarnessPath)); err != nil || !bytes.Equal(zipA, zipB) {
 		t.Fatalf("two exports of one store give different harness zips (%v)", err)
 	}
 	wantID, err := runCLI(t, "corpus-id", a)
@@ -76,8 +76,8 @@ func TestHarnessZipBuilds(t *testing.T) {
 	wantID = strings.TrimSpace(wantID)
 
 	dir := t.TempDir()
-	unzip(t, filepath.Join(a, export.HarnessPath), dir)
-	tree := filepath.Join(dir, strings.TrimSuffix(export.HarnessRoot, "/"))
+	unzip(t, filepath.Join(a, release.HarnessPath), dir)
+	tree := filepath.Join(dir, strings.TrimSuffix(release.HarnessRoot, "/"))
 	if fi, err := os.Stat(filepath.Join(tree, "scripts", "demo.sh")); err != nil || fi.Mode().Perm()&0o100 == 0 {
 		t.Errorf("scripts/demo.sh is not executable in the zip (%v)", err)
 	}
@@ -98,10 +98,10 @@ func TestHarnessZipBuilds(t *testing.T) {
 		}
 		return string(out)
 	}
-	if got := strings.TrimSpace(run("corpus-id", export.HarnessTasks)); got != wantID {
+	if got := strings.TrimSpace(run("corpus-id", release.HarnessTasks)); got != wantID {
 		t.Errorf("the built harness gives corpus id %s for its tasks, the release is %s", got, wantID)
 	}
-	if out := run("hf", "check", "--release", filepath.Join(a, export.HarnessPath)); !strings.Contains(out, "has the release's corpus id "+wantID) {
+	if out := run("hf", "check", "--release", filepath.Join(a, release.HarnessPath)); !strings.Contains(out, "has the release's corpus id "+wantID) {
 		t.Errorf("hf check with the built harness:\n%s", out)
 	}
 }
@@ -115,10 +115,10 @@ func TestEvalTasksFromTheHarness(t *testing.T) {
 	}
 	hub := exportStore(t, store)
 	dir := t.TempDir()
-	unzip(t, filepath.Join(hub, export.HarnessPath), dir)
-	rows := filepath.Join(dir, strings.TrimSuffix(export.HarnessRoot, "/"), filepath.FromSlash(export.HarnessTasks))
+	unzip(t, filepath.Join(hub, release.HarnessPath), dir)
+	rows := filepath.Join(dir, strings.TrimSuffix(release.HarnessRoot, "/"), filepath.FromSlash(release.HarnessTasks))
 	f := &factory{Global: &globalOptions{Store: filepath.Join(dir, "empty-store")}, Getenv: func(string) string { return "" }}
-	for _, split := range []string{export.ConfigFull, export.ConfigReported, export.ConfigRepaired, export.ConfigLite} {
+	for _, split := range []string{release.ConfigFull, release.ConfigReported, release.ConfigRepaired, release.ConfigLite} {
 		fromZip, err := (&scoringOptions{Split: split, Tasks: rows}).splitTasks(f)
 		if err != nil {
 			t.Fatal(err)

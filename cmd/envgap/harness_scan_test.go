@@ -15,6 +15,7 @@ import (
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/export/scan"
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -105,9 +106,9 @@ func TestScanHarnessPlantedToken(t *testing.T) {
 			hits = append(hits, o)
 		}
 	}
-	if len(hits) != 1 || hits[0].Path != export.HarnessRoot+"cmd/x/config.go" || hits[0].Line != 3 || hits[0].InstanceID != "" ||
+	if len(hits) != 1 || hits[0].Path != release.HarnessRoot+"cmd/x/config.go" || hits[0].Line != 3 || hits[0].InstanceID != "" ||
 		hits[0].Tier != schemas.TierLikelyReal || hits[0].Decision != nil || strings.Contains(hits[0].Match, tok) {
-		t.Fatalf("harness findings: %+v; want one undecided likely_real finding in %scmd/x/config.go line 3, redacted", hits, export.HarnessRoot)
+		t.Fatalf("harness findings: %+v; want one undecided likely_real finding in %scmd/x/config.go line 3, redacted", hits, release.HarnessRoot)
 	}
 	exportWith := func(src fstest.MapFS) error {
 		eo := export.Options{Out: filepath.Join(t.TempDir(), "release"), Source: src, NoAudit: true}
@@ -119,7 +120,7 @@ func TestScanHarnessPlantedToken(t *testing.T) {
 	}
 	scanHarness(t, st, src, decide("", ""))
 	var un *scan.UnreviewedError
-	if err := exportWith(src); !errors.As(err, &un) || len(un.Findings) != 1 || !strings.Contains(err.Error(), "harness "+export.HarnessRoot+"cmd/x/config.go line 3") {
+	if err := exportWith(src); !errors.As(err, &un) || len(un.Findings) != 1 || !strings.Contains(err.Error(), "harness "+release.HarnessRoot+"cmd/x/config.go line 3") {
 		t.Fatalf("export with an undecided harness finding: %v", err)
 	}
 	scanHarness(t, st, src, decide(hits[0].Fingerprint, scan.DecisionRedact))
@@ -161,7 +162,7 @@ func TestScanHarnessRealSource(t *testing.T) {
 		t.Fatalf("the harness carries %d source files", len(harness))
 	}
 	for _, h := range harness {
-		p := strings.TrimPrefix(h.Path, export.HarnessRoot)
+		p := strings.TrimPrefix(h.Path, release.HarnessRoot)
 		if strings.HasSuffix(p, "_test.go") || strings.Contains("/"+p, "/testdata/") || strings.HasPrefix(p, ".ci/") ||
 			strings.HasPrefix(p, "crawl/gittest/") || strings.HasPrefix(p, "data/datatest/") {
 			t.Errorf("the harness carries %s, which only tests use", p)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
-	"github.com/envgap/envgap/export"
 	"github.com/envgap/envgap/export/scan"
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -171,13 +171,13 @@ func TestE2EProposeReportedFix(t *testing.T) {
 	}
 	// The committed review file decides the findings in envgap's own source (the harness).
 	cli("scan", "--review", "../../"+scan.DefaultReviewFile)
-	release := filepath.Join(t.TempDir(), "release")
-	exportArgs := []string{"export", "--out", release}
+	relDir := filepath.Join(t.TempDir(), "release")
+	exportArgs := []string{"export", "--out", relDir}
 	if strings.Contains(cli("export", "--help"), "--no-audit") {
 		exportArgs = append(exportArgs, "--no-audit") // this test runs no registry audit
 	}
 	cli(exportArgs...)
-	rows, err := export.ReadTasks(release)
+	rows, err := release.ReadTasks(relDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestE2EProposeReportedFix(t *testing.T) {
 		t.Errorf("task row of issue #1: %+v", task)
 	}
 	made := map[string]string{}
-	cands, err := export.ReadCandidates(release)
+	cands, err := release.ReadCandidates(relDir)
 	if err != nil {
 		t.Fatal(err)
 	}

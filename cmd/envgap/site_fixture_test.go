@@ -12,6 +12,7 @@ import (
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -149,7 +150,7 @@ func TestSiteCommand(t *testing.T) {
 	if !bytes.Contains([]byte(stdout), []byte("5 candidates")) {
 		t.Errorf("stdout = %q", stdout)
 	}
-	zip, _ := os.ReadFile(filepath.Join(hub, filepath.FromSlash(export.HarnessPath)))
+	zip, _ := os.ReadFile(filepath.Join(hub, filepath.FromSlash(release.HarnessPath)))
 	if got, err := os.ReadFile(filepath.Join(out, "harness", "envgap-source.zip")); err != nil || !bytes.Equal(got, zip) {
 		t.Errorf("the site's harness zip is not the release's: %v", err)
 	}
@@ -163,15 +164,15 @@ func TestSiteCommand(t *testing.T) {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, b, 0o644)
 	}
-	tasks, err := export.ReadTasks(hub)
+	tasks, err := release.ReadTasks(hub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Create(filepath.Join(other, filepath.FromSlash(export.HarnessPath)))
+	f, err := os.Create(filepath.Join(other, filepath.FromSlash(release.HarnessPath)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := export.WriteHarness(f, fstest.MapFS{"go.mod": {Data: []byte("module x\n")}}, tasks[:1], export.HarnessManifest{Kind: "harness"}); err != nil {
+	if _, err := export.WriteHarness(f, fstest.MapFS{"go.mod": {Data: []byte("module x\n")}}, tasks[:1], release.HarnessManifest{Kind: "harness"}); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

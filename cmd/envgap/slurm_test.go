@@ -17,8 +17,8 @@ import (
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/internal/testenv"
+	"github.com/envgap/envgap/lib/jobs"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/slurm"
 )
 
 // needSlurmAndEngine skips (fails under ENVGAP_REQUIRE_ENGINE=1, as in CI) without a
@@ -31,7 +31,7 @@ func needSlurmAndEngine(t testing.TB) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	problem := ""
-	if err := (&slurm.Client{}).Check(ctx); err != nil {
+	if err := (&jobs.Client{}).Check(ctx); err != nil {
 		problem = err.Error() + " (make slurm starts one)"
 	} else if os.Getenv("DOCKER_HOST") == "" {
 		problem = "DOCKER_HOST is not set (make engine prints it)"
@@ -250,7 +250,7 @@ func TestVerifySlurmEqualsLocal(t *testing.T) {
 			if len(works) != 1 {
 				continue
 			}
-			q, err := slurm.OpenQueue(works[0])
+			q, err := jobs.OpenQueue(works[0])
 			if err != nil {
 				continue
 			}
@@ -281,7 +281,7 @@ func TestVerifySlurmEqualsLocal(t *testing.T) {
 					t.Logf("killed the worker of array task %s (kill -9) after %d result(s)", task, n)
 					continue
 				}
-				if err := (&slurm.Client{}).Cancel(context.Background(), task); err != nil {
+				if err := (&jobs.Client{}).Cancel(context.Background(), task); err != nil {
 					t.Fatal(err)
 				}
 				t.Logf("cancelled array task %s (scancel) after %d result(s)", task, n)
@@ -315,7 +315,7 @@ func TestSlurmBadInputSubmitsNothing(t *testing.T) {
 		{[]string{"--store", dir, "verify", "--", "--account=x"}, "need --slurm", exitUsage},
 		{[]string{"--store", dir, "verify", "--slurm", "--workers", "0"}, "at least 1", exitUsage},
 	}
-	if (&slurm.Client{}).Check(context.Background()) == nil {
+	if (&jobs.Client{}).Check(context.Background()) == nil {
 		cases = append(cases,
 			struct {
 				args []string
@@ -392,7 +392,7 @@ func TestSlurmInterruptCancelsTheArray(t *testing.T) {
 	if !strings.Contains(stderr.String(), "cancelled job array "+job) {
 		t.Errorf("stderr does not say the array was cancelled:\n%s", stderr.String())
 	}
-	c := &slurm.Client{}
+	c := &jobs.Client{}
 	for deadline := time.Now().Add(time.Minute); ; {
 		tasks, err := c.Tasks(context.Background(), job)
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/envgap/envgap/crawl"
 	"github.com/envgap/envgap/crawl/gitfetch"
-	"github.com/envgap/envgap/verify"
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/registry"
 )
@@ -14,7 +13,7 @@ import (
 // checkoutSource returns how verify materialises GitHub candidates: the files of
 // base_commit alone, fetched at depth 1 (no later history, so never the fix), read from
 // git's tree with their modes and link targets.
-func checkoutSource(urlTemplate string) verify.ProjectSource {
+func checkoutSource(urlTemplate string) core.ProjectSource {
 	return func(ctx context.Context, repo, commit string) ([]core.File, error) {
 		url, err := crawl.GitURL(urlTemplate, repo)
 		if err != nil {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/agent"
 )
 
 // Paths of the Hub folder's Harbor files.

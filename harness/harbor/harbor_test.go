@@ -16,7 +16,7 @@ import (
 	"github.com/envgap/envgap/data/demo"
 	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/agent"
+	"github.com/envgap/envgap/lib/agent"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )

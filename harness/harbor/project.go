@@ -10,8 +10,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/agent"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"

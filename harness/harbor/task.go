@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/agent"
 	"github.com/envgap/envgap/verify/registry"
 	"github.com/envgap/envgap/verify/sandbox"
 )

@@ -3,20 +3,20 @@ package site
 import (
 	"sort"
 
-	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/harness/report"
 	"github.com/envgap/envgap/schemas"
 )
 
 // Sets are the boards, in the order the site shows them.
 var Sets = []schemas.Source{schemas.SourceReported, schemas.SourceRepaired, schemas.SourceLite}
 
-// BoardRow is one result folder on one board: export.BuildReport's row and its rank.
+// BoardRow is one result folder on one board: report.BuildReport's row and its rank.
 type BoardRow struct {
 	Rank int
 	// Tied: another row has the same first-attempt score (and so the same rank).
 	Tied bool
 	Name string
-	Row  export.ReportRow
+	Row  report.ReportRow
 }
 
 // Board is one set's leaderboard.
@@ -37,11 +37,11 @@ type Leaderboard struct {
 
 // setFolder is the part of a result folder that falls on one set: the same folder when its
 // split is the set, else its results, excluded ids and faults of that set's tasks.
-func setFolder(f *export.ResultFolder, set schemas.Source, setOf map[string]schemas.Source) *export.ResultFolder {
+func setFolder(f *report.ResultFolder, set schemas.Source, setOf map[string]schemas.Source) *report.ResultFolder {
 	if f.Summary.Split == string(set) {
 		return f
 	}
-	sub := &export.ResultFolder{Dir: f.Dir, Summary: f.Summary}
+	sub := &report.ResultFolder{Dir: f.Dir, Summary: f.Summary}
 	sub.Summary.Split = string(set)
 	sub.Summary.ExcludedIDs, sub.Summary.Faults = nil, nil
 	ids := map[string]bool{}
@@ -68,7 +68,7 @@ func setFolder(f *export.ResultFolder, set schemas.Source, setOf map[string]sche
 
 // BuildLeaderboard computes the boards: for each set, a row per result folder scored on
 // the release's corpus id that has tasks of that set, ranked by the first-attempt resolved
-// share (equal shares share a rank). The numbers are export.BuildReport's.
+// share (equal shares share a rank). The numbers are report.BuildReport's.
 func BuildLeaderboard(rel *Release, results []*Results) *Leaderboard {
 	setOf := map[string]schemas.Source{}
 	inSet := map[schemas.Source]int{}
@@ -80,7 +80,7 @@ func BuildLeaderboard(rel *Release, results []*Results) *Leaderboard {
 	var mine []*Results
 	for _, r := range results {
 		if r.Folder.Summary.CorpusID != rel.CorpusID {
-			row := export.BuildReport([]*export.ResultFolder{r.Folder}).Rows[0]
+			row := report.BuildReport([]*report.ResultFolder{r.Folder}).Rows[0]
 			lb.Other = append(lb.Other, BoardRow{Name: r.Name, Row: row})
 			continue
 		}
@@ -93,7 +93,7 @@ func BuildLeaderboard(rel *Release, results []*Results) *Leaderboard {
 			if sub.Summary.Tasks == 0 && len(sub.Results) == 0 {
 				continue
 			}
-			row := export.BuildReport([]*export.ResultFolder{sub}).Rows[0]
+			row := report.BuildReport([]*report.ResultFolder{sub}).Rows[0]
 			b.Rows = append(b.Rows, BoardRow{Name: r.Name, Row: row})
 		}
 		rank(b.Rows)

@@ -15,7 +15,7 @@
 // highlighted by chroma with CSS classes; the Tasks page's script builds its rows with
 // textContent only.
 //
-// The leaderboard's numbers are export.BuildReport's (the numbers envgap report prints):
+// The leaderboard's numbers are report.BuildReport's (the numbers envgap report prints):
 // one board per set, a row per result folder scored on this release's corpus id; a folder
 // scored on another corpus id is shown apart, labelled, and never ranked.
 package site

@@ -5,7 +5,8 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/harness/report"
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -21,7 +22,7 @@ type Release struct {
 }
 
 // Harness is the release's harness zip as the Evaluation code page offers it. The caller
-// reads it (cmd: export.ReadHarness) and checks that its task copy is the release's.
+// reads it (cmd: release.ReadHarness) and checks that its task copy is the release's.
 type Harness struct {
 	// Zip is the zip's bytes, copied into the site as HarnessZip.
 	Zip []byte
@@ -34,11 +35,11 @@ type Harness struct {
 // LoadHub reads a Hub folder's candidates and full configs and the corpus id of the task
 // rows. The harness zip is the caller's to add (Release.Harness).
 func LoadHub(dir string) (*Release, error) {
-	cands, err := export.ReadCandidates(dir)
+	cands, err := release.ReadCandidates(dir)
 	if err != nil {
 		return nil, fmt.Errorf("site: Hub folder %s: %w", dir, err)
 	}
-	tasks, err := export.ReadTasks(dir)
+	tasks, err := release.ReadTasks(dir)
 	if err != nil {
 		return nil, fmt.Errorf("site: Hub folder %s: %w", dir, err)
 	}
@@ -77,7 +78,7 @@ type Attempt struct {
 type Results struct {
 	// Name is the folder as given (slash-separated, cleaned): the leaderboard names it.
 	Name     string
-	Folder   *export.ResultFolder
+	Folder   *report.ResultFolder
 	Attempts []Attempt
 }
 
@@ -92,7 +93,7 @@ func LoadResults(dirs []string) ([]*Results, error) {
 			return nil, fmt.Errorf("site: result folder %s given twice", d)
 		}
 		seen[name] = true
-		f, err := export.ReadResultFolder(d)
+		f, err := report.ReadResultFolder(d)
 		if err != nil {
 			return nil, err
 		}

@@ -16,7 +16,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/harness/report"
 	"github.com/envgap/envgap/lib/scoring"
 	"github.com/envgap/envgap/schemas"
 	"golang.org/x/sync/errgroup"
@@ -51,7 +51,7 @@ var pages = template.Must(template.New("site").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%.2f", n)
 	},
-	"setting": func(r export.ReportRow) string {
+	"setting": func(r report.ReportRow) string {
 		if r.Mode == "run" {
 			return fmt.Sprintf("run, k=%d, up to %d attempts", r.K, r.MaxAttempts)
 		}

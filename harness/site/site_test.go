@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/harness/report"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -119,7 +119,7 @@ func TestLeaderboard(t *testing.T) {
 		if r.Folder.Summary.Split != "reported" {
 			continue
 		}
-		want := export.BuildReport([]*export.ResultFolder{r.Folder}).Rows[0]
+		want := report.BuildReport([]*report.ResultFolder{r.Folder}).Rows[0]
 		for _, br := range boards[schemas.SourceReported].Rows {
 			if br.Name == r.Name && !reflect.DeepEqual(br.Row, want) {
 				t.Errorf("board row %+v\nreport row %+v", br.Row, want)

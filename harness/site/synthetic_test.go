@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/harness/report"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -49,7 +49,7 @@ func syntheticRelease(n, folders int) (*Release, []*Results) {
 		name := fmt.Sprintf("results/agent-%02d", k)
 		sum := schemas.EvalSummary{Kind: "eval_summary", SchemaVersion: schemas.EvalSchemaVersion, Agent: fmt.Sprintf("agent-%02d", k),
 			Split: "full", Mode: "run", K: 1, MaxAttempts: 3, CorpusID: rel.CorpusID, Tasks: len(rel.Tasks)}
-		f := &export.ResultFolder{Dir: name, Summary: sum}
+		f := &report.ResultFolder{Dir: name, Summary: sum}
 		r := &Results{Name: name, Folder: f}
 		for j, t := range rel.Tasks {
 			if t.ExcludedFromScoring {
@@ -61,7 +61,7 @@ func syntheticRelease(n, folders int) (*Release, []*Results) {
 				if ok {
 					status = schemas.EvalResolved
 				}
-				fig := export.ResultFigures{InstanceID: t.InstanceID, Excluded: t.ExcludedFromScoring, Run: 1, Attempt: a, Status: status, Resolved: ok, Trajectory: "empty"}
+				fig := report.ResultFigures{InstanceID: t.InstanceID, Excluded: t.ExcludedFromScoring, Run: 1, Attempt: a, Status: status, Resolved: ok, Trajectory: "empty"}
 				fig.ManifestF1.Measured, fig.ManifestF1.F1 = true, float64((j+k)%10)/10
 				f.Results = append(f.Results, fig)
 				at := Attempt{InstanceID: t.InstanceID, Excluded: t.ExcludedFromScoring, Run: 1, Attempt: a, Status: status, Resolved: ok}

@@ -14,11 +14,11 @@ import (
 
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/lib/agent"
+	"github.com/envgap/envgap/lib/envfiles"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify"
-	"github.com/envgap/envgap/verify/agent"
 	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/eval"
+	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // Version names the rules that turn an agent's work into a proposal. It is part of the
@@ -52,13 +52,16 @@ const maxFailureLog = 256 << 10
 // files (the crawl's; cmd wires it in).
 type PatchFunc func(project, fix []schemas.File) (string, error)
 
-// Options configure a propose run. Store, Evaluator, Materialize, Agent and Patch are
+// Options configure a propose run. Store, Runner, Materialize, Agent and Patch are
 // required.
 type Options struct {
 	Store catalog.Store
-	// Evaluator gives the environment-file classifier, the checkout of GitHub projects
-	// and the runner the repro command uses.
-	Evaluator   *eval.Evaluator
+	// Runner runs the repro command's specs through the evaluation core (verify's stage),
+	// within Limits.
+	Runner core.SpecRunner
+	Limits sandbox.Limits
+	// Checkout fetches a GitHub candidate's base commit alone.
+	Checkout    core.ProjectSource
 	Materialize agent.MaterializeFunc
 	Patch       PatchFunc
 	// Agent is the agent command, run with sh -c in the workspace.
@@ -322,7 +325,7 @@ func ask(ctx context.Context, tg target, opts Options) (*schemas.Proposal, error
 	env := []string{EnvFailureLog + "=" + filepath.Join(runDir, failureLogName), EnvRecipeFile + "=" + filepath.Join(runDir, recipeName),
 		EnvCommandsFile + "=" + commandsFile}
 	if opts.ReproCommand != "" {
-		srv, err := agent.StartRepro(ctx, ws, opts.Evaluator)
+		srv, err := agent.StartRepro(ctx, ws, agent.ReproConfig{Runner: opts.Runner, Store: opts.Store, Limits: opts.Limits})
 		if err != nil {
 			return nil, err
 		}
@@ -388,7 +391,7 @@ func ask(ctx context.Context, tg target, opts Options) (*schemas.Proposal, error
 	if err != nil {
 		return nil, err
 	}
-	if path := opts.Evaluator.SourceChange(base, p.GoldFiles); path != "" {
+	if path := envfiles.SourceChange(base, p.GoldFiles); path != "" {
 		p.Refused = "changes source file " + path + ": a reference fix changes environment files only (manifests, lockfiles, build and setup files, Dockerfiles, READMEs)"
 		return p, nil
 	}
@@ -411,7 +414,7 @@ func ask(ctx context.Context, tg target, opts Options) (*schemas.Proposal, error
 
 // baseOf returns the project at base_commit as the evaluation core sees it.
 func baseOf(ctx context.Context, t *schemas.Task, opts Options) ([]core.File, error) {
-	files, err := verify.TaskProject(ctx, t, opts.Evaluator.Checkout)
+	files, err := core.TaskProject(ctx, t, opts.Checkout)
 	if err != nil {
 		return nil, &core.InfraError{Err: err}
 	}

@@ -1,0 +1,350 @@
+package report
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"io"
+	"strings"
+
+	"github.com/envgap/envgap/lib/chart"
+	"github.com/envgap/envgap/schemas"
+)
+
+// ResultFolder is one result folder of envgap eval or envgap run, as read back: its
+// summary and, of each result line, the fields the report reads.
+type ResultFolder struct {
+	Dir     string
+	Summary schemas.EvalSummary
+	Results []ResultFigures
+}
+
+// ResultFigures are the fields of a schemas.EvalResult the report reads.
+type ResultFigures struct {
+	InstanceID string `json:"instance_id"`
+	IsControl  bool   `json:"is_control"`
+	Excluded   bool   `json:"excluded"`
+	Run        int    `json:"run"`
+	Attempt    int    `json:"attempt"`
+	Status     string `json:"status"`
+	Resolved   bool   `json:"resolved"`
+	Trajectory string `json:"trajectory"`
+	ManifestF1 struct {
+		Measured bool    `json:"measured"`
+		F1       float64 `json:"f1"`
+	} `json:"manifest_f1"`
+	Safe struct {
+		Measured bool    `json:"measured"`
+		Share    float64 `json:"share"`
+	} `json:"safe_install"`
+	CostUSD *float64 `json:"cost_usd"`
+	// Agent is what run recorded of the agent (envgap's own agents: model and tokens).
+	Agent *struct {
+		Model        string `json:"model"`
+		InputTokens  int64  `json:"input_tokens"`
+		OutputTokens int64  `json:"output_tokens"`
+	} `json:"agent"`
+}
+
+// ReadResultFolder reads summary.json and results.jsonl of a result folder.
+func ReadResultFolder(dir string) (*ResultFolder, error) {
+	sum, rs, err := schemas.ReadEvalFolder[ResultFigures](dir)
+	if err != nil {
+		return nil, err
+	}
+	return &ResultFolder{Dir: dir, Summary: sum, Results: rs}, nil
+}
+
+// Rate is a count of a total, with the share (0 when the total is 0).
+type Rate struct {
+	N     float64 `json:"n"`
+	Of    int     `json:"of"`
+	Share float64 `json:"share"`
+}
+
+func rate(n float64, of int) Rate {
+	r := Rate{N: n, Of: of}
+	if of > 0 {
+		r.Share = n / float64(of)
+	}
+	return r
+}
+
+// Mean is the mean of a score over the tasks where it was measured.
+type Mean struct {
+	Mean     float64 `json:"mean"`
+	Measured int     `json:"measured"`
+}
+
+// ReportRow is one result folder's figures: one agent on one split. Every figure leaves
+// excluded tasks out; tasks an infrastructure fault left without a result are counted
+// apart (Faults) and are not in any figure either.
+type ReportRow struct {
+	Folder      string `json:"folder"`
+	Agent       string `json:"agent"`
+	Split       string `json:"split"`
+	Mode        string `json:"mode"`
+	K           int    `json:"k"`
+	MaxAttempts int    `json:"max_attempts"`
+	CorpusID    string `json:"corpus_id"`
+	Tasks       int    `json:"tasks"`
+	Excluded    int    `json:"excluded"`
+	Scored      int    `json:"scored"`
+	Faults      int    `json:"faults"`
+	// Resolved is the first attempt (the ranked score), Best the best within the
+	// attempts; each is averaged over the k runs of a task.
+	Resolved         Rate    `json:"resolved"`
+	Best             Rate    `json:"best_within_attempts"`
+	RepairsResolved  Rate    `json:"repairs_resolved"`
+	ControlsResolved Rate    `json:"controls_resolved"`
+	ManifestF1       Mean    `json:"manifest_f1"`
+	SafeInstall      Mean    `json:"safe_install"`
+	Rejected         int     `json:"rejected"`
+	Leaked           int     `json:"leaked"`
+	NotInspected     int     `json:"not_inspected"`
+	CostUSD          float64 `json:"cost_usd"`
+	// CostReported counts the attempts that reported a cost.
+	CostReported int `json:"cost_reported"`
+	// Model and the tokens of every attempt (envgap's own agents; empty and 0 otherwise).
+	Model        string `json:"model,omitempty"`
+	InputTokens  int64  `json:"input_tokens"`
+	OutputTokens int64  `json:"output_tokens"`
+}
+
+// Leaderboard is the report over one or more result folders.
+type Leaderboard struct {
+	SchemaVersion int         `json:"schema_version"`
+	Rows          []ReportRow `json:"rows"`
+}
+
+// BuildReport computes one row a result folder, in the order given.
+func BuildReport(folders []*ResultFolder) *Leaderboard {
+	lb := &Leaderboard{SchemaVersion: schemas.EvalSchemaVersion, Rows: []ReportRow{}}
+	for _, f := range folders {
+		lb.Rows = append(lb.Rows, reportRow(f))
+	}
+	return lb
+}
+
+// taskRuns are one task's attempts, by run.
+type taskRuns struct {
+	first   *ResultFigures
+	control bool
+	runs    map[int][]*ResultFigures
+}
+
+func reportRow(f *ResultFolder) ReportRow {
+	s := f.Summary
+	row := ReportRow{Folder: f.Dir, Agent: s.Agent, Split: s.Split, Mode: s.Mode, K: s.K, MaxAttempts: s.MaxAttempts,
+		CorpusID: s.CorpusID, Tasks: s.Tasks, Excluded: len(s.ExcludedIDs), Faults: len(s.Faults)}
+	byTask := map[string]*taskRuns{}
+	var order []string
+	var f1Sum, safeSum float64
+	for i := range f.Results {
+		r := &f.Results[i]
+		if r.CostUSD != nil {
+			row.CostUSD += *r.CostUSD
+			row.CostReported++
+		}
+		if r.Agent != nil {
+			row.InputTokens += r.Agent.InputTokens
+			row.OutputTokens += r.Agent.OutputTokens
+			if r.Agent.Model != "" {
+				row.Model = r.Agent.Model
+			}
+		}
+		if r.Excluded {
+			continue
+		}
+		tr := byTask[r.InstanceID]
+		if tr == nil {
+			tr = &taskRuns{control: r.IsControl, runs: map[int][]*ResultFigures{}}
+			byTask[r.InstanceID] = tr
+			order = append(order, r.InstanceID)
+		}
+		tr.runs[r.Run] = append(tr.runs[r.Run], r)
+		if r.Run == 1 && r.Attempt == 1 {
+			tr.first = r
+		}
+	}
+	var resolved, best, repairs, controls float64
+	nRepairs, nControls := 0, 0
+	for _, id := range order {
+		tr := byTask[id]
+		var first, within float64
+		for _, attempts := range tr.runs {
+			anyOK := false
+			for _, a := range attempts {
+				if a.Attempt == 1 && a.Resolved {
+					first++
+				}
+				anyOK = anyOK || a.Resolved
+			}
+			if anyOK {
+				within++
+			}
+		}
+		n := float64(len(tr.runs))
+		first, within = first/n, within/n
+		row.Scored++
+		resolved += first
+		best += within
+		if tr.control {
+			nControls++
+			controls += first
+		} else {
+			nRepairs++
+			repairs += first
+		}
+		if r := tr.first; r != nil {
+			switch r.Status {
+			case schemas.EvalRejected:
+				row.Rejected++
+			case schemas.EvalLeaked:
+				row.Leaked++
+			}
+			if strings.HasPrefix(r.Trajectory, "not inspected") {
+				row.NotInspected++
+			}
+			if r.ManifestF1.Measured {
+				f1Sum += r.ManifestF1.F1
+				row.ManifestF1.Measured++
+			}
+			if r.Safe.Measured {
+				safeSum += r.Safe.Share
+				row.SafeInstall.Measured++
+			}
+		}
+	}
+	row.Resolved, row.Best = rate(resolved, row.Scored), rate(best, row.Scored)
+	row.RepairsResolved, row.ControlsResolved = rate(repairs, nRepairs), rate(controls, nControls)
+	if row.ManifestF1.Measured > 0 {
+		row.ManifestF1.Mean = f1Sum / float64(row.ManifestF1.Measured)
+	}
+	if row.SafeInstall.Measured > 0 {
+		row.SafeInstall.Mean = safeSum / float64(row.SafeInstall.Measured)
+	}
+	return row
+}
+
+func (r Rate) text() string {
+	if r.Of == 0 {
+		return "-"
+	}
+	n := fmt.Sprintf("%g", r.N)
+	if r.N != float64(int(r.N)) {
+		n = fmt.Sprintf("%.2f", r.N)
+	}
+	return fmt.Sprintf("%.1f%% (%s/%d)", 100*r.Share, n, r.Of)
+}
+
+func (m Mean) text() string {
+	if m.Measured == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f (%d)", m.Mean, m.Measured)
+}
+
+// Markdown writes the leaderboard for people: one row a result folder, repairs and
+// controls apart, and the notes that say what the figures leave out.
+func (lb *Leaderboard) Markdown(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("# EnvGap results\n\n")
+	b.WriteString("| agent | split | setting | scored | resolved (first attempt) | best within attempts | repairs resolved | controls resolved | manifest F1 | safe install | rejected | leaked | not inspected | cost |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range lb.Rows {
+		setting := "eval, 1 attempt"
+		if r.Mode == "run" {
+			setting = fmt.Sprintf("run, k=%d, up to %d attempts", r.K, r.MaxAttempts)
+		}
+		bestText := r.Best.text()
+		if r.MaxAttempts <= 1 {
+			bestText = "-"
+		}
+		cost := "-"
+		if r.CostReported > 0 {
+			cost = fmt.Sprintf("$%.2f", r.CostUSD)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d of %d | %s | %s | %s | %s | %s | %s | %d | %d | %d | %s |\n",
+			mdCell(r.Agent), mdCell(r.Split), setting, r.Scored, r.Tasks, r.Resolved.text(), bestText,
+			r.RepairsResolved.text(), r.ControlsResolved.text(), r.ManifestF1.text(), r.SafeInstall.text(),
+			r.Rejected, r.Leaked, r.NotInspected, cost)
+	}
+	b.WriteString("\n")
+	b.WriteString("The ranked score is the first attempt. Controls are tasks that already work, where the right move is to change nothing: an agent that changes nothing gets every control right, so read the repairs column for repairs. Manifest F1 and safe install are means over the tasks where they were measured (their count in brackets).\n\n")
+	for _, r := range lb.Rows {
+		var notes []string
+		if r.Excluded > 0 {
+			notes = append(notes, fmt.Sprintf("%d excluded task(s) evaluated and dropped from every figure", r.Excluded))
+		}
+		if r.Model != "" || r.InputTokens+r.OutputTokens > 0 {
+			notes = append(notes, fmt.Sprintf("model %s, %d input and %d output tokens over every attempt", mdCell(r.Model), r.InputTokens, r.OutputTokens))
+		}
+		if r.Faults > 0 {
+			notes = append(notes, fmt.Sprintf("INCOMPLETE: %d task(s) have no result because of infrastructure faults (run the same command again)", r.Faults))
+		}
+		if r.NotInspected > 0 {
+			notes = append(notes, fmt.Sprintf("%d trajectory(ies) in a shape the later-history rules do not know (not inspected)", r.NotInspected))
+		}
+		if r.ControlsResolved.Of > 0 && r.RepairsResolved.Of > 0 && r.ControlsResolved.Share > r.RepairsResolved.Share {
+			notes = append(notes, "more controls than repairs resolved: the overall rate is mostly controls")
+		}
+		if len(notes) > 0 {
+			fmt.Fprintf(&b, "- %s on %s (%s, corpus %s): %s.\n", mdCell(r.Agent), r.Split, r.Folder, r.CorpusID, strings.Join(notes, "; "))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// Colours of the report chart's bars (Okabe-Ito, as the funnel's).
+var (
+	repairColor  = color.RGBA{0x00, 0x72, 0xB2, 0xFF}
+	overallColor = color.RGBA{0xE6, 0x9F, 0x00, 0xFF}
+)
+
+// ReportChart draws the resolved rate (first attempt) of every row as a PNG: for each
+// agent and split, the rate over all scored tasks and the rate over repairs alone. The
+// same rows give the same bytes.
+func (lb *Leaderboard) ReportChart() ([]byte, error) {
+	tw, err := chart.NewText()
+	if err != nil {
+		return nil, err
+	}
+	const barH, gap = 16, 4
+	rowH := 2*barH + gap + 14
+	h := chart.Top + rowH*len(lb.Rows) + chart.Bottom
+	img := image.NewRGBA(image.Rect(0, 0, chart.Width, h))
+	draw.Draw(img, img.Bounds(), &image.Uniform{chart.Paper}, image.Point{}, draw.Src)
+	tw.Draw(img, 20, 20, 16, "resolved rate, first attempt (percent of scored tasks)")
+	chart.FillRect(img, 20, 56, 40, 72, overallColor)
+	tw.Draw(img, 48, 56, 16, "all scored")
+	chart.FillRect(img, 210, 56, 230, 72, repairColor)
+	tw.Draw(img, 238, 56, 16, "repairs only")
+	chart.FillRect(img, chart.Left-1, chart.Top-6, chart.Left, chart.Top+rowH*len(lb.Rows), chart.Grid)
+	for i, r := range lb.Rows {
+		y := chart.Top + i*rowH
+		label := tw.Fit(r.Agent+" / "+r.Split, chart.Left-24)
+		tw.Draw(img, chart.Left-12-tw.Width(label), y+barH-8, 16, label)
+		for j, b := range []struct {
+			r Rate
+			c color.RGBA
+		}{{r.Resolved, overallColor}, {r.RepairsResolved, repairColor}} {
+			by := y + j*(barH+gap)
+			x1 := chart.Left + int(b.r.Share*float64(chart.Right-chart.Left))
+			if b.r.N > 0 && x1 <= chart.Left {
+				x1 = chart.Left + 1
+			}
+			chart.FillRect(img, chart.Left, by, x1, by+barH, b.c)
+			text := "-"
+			if b.r.Of > 0 {
+				text = fmt.Sprintf("%.0f", 100*b.r.Share)
+			}
+			tw.Draw(img, x1+8, by, barH, text)
+		}
+	}
+	return chart.EncodePNG(img)
+}

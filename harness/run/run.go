@@ -1,0 +1,272 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/envgap/envgap/harness/eval"
+	"github.com/envgap/envgap/lib/agent"
+	"github.com/envgap/envgap/lib/agent/model"
+	"github.com/envgap/envgap/schemas"
+	"github.com/sourcegraph/conc/pool"
+)
+
+// The built-in agents, for checking the benchmark itself.
+const (
+	AgentNoop = "noop" // changes nothing
+	AgentGold = "gold" // writes the reference fix
+)
+
+// Options configures a run of an agent over tasks.
+type Options struct {
+	Evaluator   *eval.Evaluator
+	Materialize agent.MaterializeFunc
+	// Agent is noop, gold, or a shell command run with sh -c in the workspace; unused
+	// when Builtin is set.
+	Agent string
+	// Builtin is envgap's own model agent (run --agent openai|bedrock), acting in a box.
+	Builtin *agent.Builtin
+	// K independent runs per task, each up to MaxAttempts attempts of AttemptTimeout.
+	K              int
+	MaxAttempts    int
+	AttemptTimeout time.Duration
+	// WorkDir holds the run directories while they run (removed after each run).
+	WorkDir string
+	// OutDir receives each attempt's agent output, trajectory and cost under
+	// agent/<instance_id>/run-<k>/.
+	OutDir string
+	// ReproCommand is how an agent runs repro_command (envgap's own binary with
+	// "agent-repro"); empty: no repro server.
+	ReproCommand string
+	Jobs         int
+	// Done returns the results of a task's run kept from an earlier run of the same
+	// folder (complete: resolved, or every attempt made); nil: run it.
+	Done     func(id string, run int) []schemas.EvalResult
+	Progress func(id string, run int, attempt int, r *schemas.EvalResult, err error)
+}
+
+// Outcome is what a run of an agent did.
+type Outcome struct {
+	Results []schemas.EvalResult
+	Faults  []schemas.EvalFault
+	// Logs hold, by instance id, each attempt's evaluation log and the agent's output.
+	Logs map[string][]byte
+	Ran  int
+	Kept int
+}
+
+// Run runs the agent on every task, K times each. A fault (the workspace could not be
+// made, the evaluation hit an infrastructure fault) leaves that task's run without a
+// result; the next run of the same folder retries it.
+func Run(ctx context.Context, tasks []schemas.Task, opts Options) (*Outcome, error) {
+	if opts.K < 1 {
+		opts.K = 1
+	}
+	if opts.MaxAttempts < 1 {
+		opts.MaxAttempts = 1
+	}
+	if opts.Jobs < 1 {
+		opts.Jobs = 1
+	}
+	out := &Outcome{Logs: map[string][]byte{}}
+	var mu sync.Mutex
+	logs := map[string]*bytes.Buffer{}
+	// giveUp holds a provider fault that no other task can escape (credentials, unknown
+	// model): the tasks not yet started get it as their fault, without a box.
+	var giveUp atomic.Value
+	p := pool.New().WithContext(ctx).WithMaxGoroutines(opts.Jobs)
+	for i := range tasks {
+		for k := 1; k <= opts.K; k++ {
+			t := &tasks[i]
+			p.Go(func(ctx context.Context) error {
+				var log bytes.Buffer
+				var rs []schemas.EvalResult
+				kept := false
+				if opts.Done != nil {
+					if done := opts.Done(t.InstanceID, k); len(done) > 0 {
+						rs, kept = done, true
+						fmt.Fprintf(&log, "=== %s run %d: kept from the earlier run of this folder\n", t.InstanceID, k)
+						for j := range rs {
+							opts.Evaluator.WriteLog(&log, t, &rs[j])
+						}
+					}
+				}
+				var err error
+				if !kept {
+					if stop, _ := giveUp.Load().(*agent.ProviderError); stop != nil {
+						err = stop // the provider refused the credentials or the model: the same for every task
+					} else {
+						rs, err = runOne(ctx, t, k, opts, &log)
+						var pe *agent.ProviderError
+						if errors.As(err, &pe) {
+							if k, _ := model.KindOf(pe.Err); k == model.Auth || k == model.UnknownModel {
+								giveUp.CompareAndSwap(nil, pe)
+							}
+						}
+					}
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				b := logs[t.InstanceID]
+				if b == nil {
+					b = &bytes.Buffer{}
+					logs[t.InstanceID] = b
+				}
+				b.Write(log.Bytes())
+				if err != nil {
+					out.Faults = append(out.Faults, schemas.EvalFault{InstanceID: t.InstanceID, Error: fmt.Sprintf("run %d: %v", k, err)})
+					return nil
+				}
+				out.Results = append(out.Results, rs...)
+				if kept {
+					out.Kept++
+				} else {
+					out.Ran++
+				}
+				return nil
+			})
+		}
+	}
+	_ = p.Wait()
+	for id, b := range logs {
+		out.Logs[id] = b.Bytes()
+	}
+	sort.Slice(out.Faults, func(i, j int) bool { return out.Faults[i].InstanceID < out.Faults[j].InstanceID })
+	return out, ctx.Err()
+}
+
+// runOne is one run (k) of the agent on one task: up to MaxAttempts attempts, with the
+// evaluation's output fed back after each failed one.
+func runOne(ctx context.Context, t *schemas.Task, k int, opts Options, log *bytes.Buffer) ([]schemas.EvalResult, error) {
+	runDir := filepath.Join(opts.WorkDir, t.InstanceID, "run-"+strconv.Itoa(k))
+	if err := os.RemoveAll(runDir); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(runDir)
+	ws, err := agent.Prepare(ctx, t, runDir, opts.Materialize)
+	if err != nil {
+		return nil, err
+	}
+	keep := filepath.Join(opts.OutDir, "agent", t.InstanceID, "run-"+strconv.Itoa(k))
+	if err := os.RemoveAll(keep); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(keep, 0o755); err != nil {
+		return nil, err
+	}
+	var extra []string
+	if opts.ReproCommand != "" && opts.Builtin == nil && opts.Agent != AgentNoop && opts.Agent != AgentGold {
+		srv, err := agent.StartRepro(ctx, ws, agent.ReproConfig{Runner: opts.Evaluator.Runner, Store: opts.Evaluator.Store, Limits: opts.Evaluator.Limits})
+		if err != nil {
+			return nil, err
+		}
+		defer srv.Close()
+		if extra, err = srv.Env(opts.ReproCommand); err != nil {
+			return nil, err
+		}
+	}
+	var results []schemas.EvalResult
+	for n := 1; n <= opts.MaxAttempts; n++ {
+		r, err := attempt(ctx, ws, n, opts, extra, keep)
+		if err != nil {
+			return nil, err
+		}
+		r.Run, r.Attempt = k, n
+		results = append(results, *r)
+		if opts.Progress != nil {
+			opts.Progress(t.InstanceID, k, n, r, nil)
+		}
+		if err := opts.Evaluator.WriteLog(log, t, r); err != nil {
+			return nil, err
+		}
+		if r.Agent != nil && r.Agent.Model != "" {
+			fmt.Fprintf(log, "agent: %s stopped (%s) after %d turns, %d input and %d output tokens, %s; %d connections refused; trajectory kept in %s\n",
+				r.Agent.Command, r.Agent.Stop, r.Agent.Turns, r.Agent.InputTokens, r.Agent.OutputTokens,
+				time.Duration(r.Agent.DurationMS)*time.Millisecond, r.Agent.RefusedConnections, keep)
+		} else if r.Agent != nil {
+			fmt.Fprintf(log, "agent: %q exited %d after %s (timed out: %v); output kept in %s\n",
+				r.Agent.Command, r.Agent.ExitCode, time.Duration(r.Agent.DurationMS)*time.Millisecond, r.Agent.TimedOut, keep)
+		}
+		log.WriteString("\n")
+		if r.Resolved || n == opts.MaxAttempts {
+			break
+		}
+		// The feedback for the next attempt: this attempt's evaluation, as a person reads it.
+		var fb bytes.Buffer
+		if err := opts.Evaluator.WriteLog(&fb, t, r); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(ws.FeedbackFile(), fb.Bytes(), 0o644); err != nil {
+			return nil, fmt.Errorf("run directory: %w", err)
+		}
+	}
+	return results, nil
+}
+
+// attempt runs the agent once and scores the workspace.
+func attempt(ctx context.Context, ws *agent.Workspace, n int, opts Options, extra []string, keep string) (*schemas.EvalResult, error) {
+	t := ws.Task
+	feedback := ""
+	if n > 1 {
+		feedback = ws.FeedbackFile()
+	}
+	var act *agent.Action
+	switch {
+	case opts.Builtin != nil:
+		var err error
+		at := agent.BuiltinAttempt{N: n, MaxAttempts: opts.MaxAttempts, Timeout: opts.AttemptTimeout,
+			Runner: opts.Evaluator.Runner, Store: opts.Evaluator.Store, Limits: opts.Evaluator.Limits}
+		if act, err = agent.ActBuiltin(ctx, ws, opts.Builtin, at, filepath.Join(keep, "attempt-"+strconv.Itoa(n))); err != nil {
+			return nil, err
+		}
+	case opts.Agent == AgentNoop || opts.Agent == AgentGold:
+		if opts.Agent == AgentGold {
+			if err := ws.Apply(t.GoldFiles); err != nil {
+				return nil, err
+			}
+		}
+		act = &agent.Action{}
+		files, err := ws.Files()
+		if errors.Is(err, agent.ErrRefused) {
+			act.Refused = err.Error()
+		} else if err != nil {
+			return nil, err
+		}
+		act.Files = files
+	default:
+		env := append([]string{agent.EnvAttempt + "=" + strconv.Itoa(n), agent.EnvMaxAttempts + "=" + strconv.Itoa(opts.MaxAttempts),
+			agent.EnvFeedbackFile + "=" + feedback}, extra...)
+		var err error
+		if act, err = agent.Act(ctx, ws, opts.Agent, env, opts.AttemptTimeout, filepath.Join(keep, "attempt-"+strconv.Itoa(n))); err != nil {
+			return nil, err
+		}
+	}
+	pred := &schemas.Prediction{InstanceID: t.InstanceID, Files: act.Files, Trajectory: act.Trajectory, CostUSD: act.CostUSD}
+	if pred.Files == nil {
+		pred.Files = map[string]*string{}
+	}
+	if act.Refused != "" {
+		status := schemas.EvalRejected
+		if act.Info != nil && act.Info.TimedOut {
+			status = schemas.EvalUnresolved
+		}
+		r := eval.NewResult(t, pred, status, act.Refused)
+		r.Agent = act.Info
+		return r, nil
+	}
+	r, _, err := opts.Evaluator.Score(ctx, t, pred)
+	if err != nil {
+		return nil, err
+	}
+	r.Agent = act.Info
+	return r, nil
+}

@@ -1,0 +1,198 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"time"
+
+	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/lib/agent/loop"
+	"github.com/envgap/envgap/lib/agent/model"
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/core"
+	"github.com/envgap/envgap/verify/sandbox"
+)
+
+// Builtin is one of envgap's own model agents (run --agent openai|bedrock): the loop
+// (lib/agent/loop) with a model, acting in a box per attempt.
+type Builtin struct {
+	// Provider is "openai" or "bedrock"; Model its model (wrapped in model.Retry).
+	Provider string
+	Model    model.Model
+	Limits   loop.Limits
+	Price    *model.Price
+}
+
+// Label is how results name the agent: provider:model.
+func (b *Builtin) Label() string { return b.Provider + ":" + b.Model.Name() }
+
+// BoxOpener opens an agent's box (verify.Stage is one).
+type BoxOpener interface {
+	OpenBox(ctx context.Context, spec core.BoxSpec) (*core.Box, error)
+}
+
+// ProviderError is a model provider's fault that ended a run: not an attempt, and no
+// result is recorded (the next run retries).
+type ProviderError struct{ Err error }
+
+func (e *ProviderError) Error() string {
+	return fmt.Sprintf("model provider fault, not an attempt: %v; %s", e.Err, model.Advice(e.Err))
+}
+func (e *ProviderError) Unwrap() error { return e.Err }
+
+// BuiltinAttempt is what one attempt of a built-in agent runs with: its number N of
+// MaxAttempts, its time limit, and the evaluation core's memoised runner (which must open
+// boxes too: a BoxOpener), store and limits, for the box and the repro tool.
+type BuiltinAttempt struct {
+	N, MaxAttempts int
+	Timeout        time.Duration
+	Runner         core.SpecRunner
+	Store          data.ObjectReader
+	Limits         sandbox.Limits
+}
+
+// ActBuiltin runs one attempt of a built-in agent: a box from the task's evaluation image
+// on the workspace, the loop until it stops, then the workspace's changes. The agent's
+// trajectory is kept at keep.trajectory.
+func ActBuiltin(ctx context.Context, ws *Workspace, b *Builtin, at BuiltinAttempt, keep string) (*Action, error) {
+	n := at.N
+	t := ws.Task
+	opener, ok := at.Runner.(BoxOpener)
+	if !ok {
+		return nil, errors.New("the evaluation runner cannot open agent boxes")
+	}
+	feedback := ""
+	if n > 1 {
+		if fb, err := os.ReadFile(ws.FeedbackFile()); err == nil {
+			feedback = string(fb)
+		}
+	}
+	lim := b.Limits
+	if lim.OutputBytes <= 0 {
+		lim.OutputBytes = loop.DefaultLimits().OutputBytes
+	}
+	task, err := loop.TaskText(View(t), n, at.MaxAttempts, feedback, 4*lim.OutputBytes)
+	if err != nil {
+		return nil, err
+	}
+	actx, cancel := context.WithTimeout(ctx, at.Timeout)
+	defer cancel()
+	start := time.Now()
+	boxLimits := at.Limits
+	boxLimits.StepTimeout = lim.CommandTimeout
+	dir, err := filepath.Abs(ws.Dir)
+	if err != nil {
+		return nil, err
+	}
+	box, err := opener.OpenBox(ctx, core.BoxSpec{InstanceID: t.InstanceID, Image: core.TaskRecipe(t).Image, RegistryDate: t.RegistryDate,
+		Dir: dir, Limits: boxLimits})
+	if err != nil {
+		return nil, err
+	}
+	closed := false
+	closeBox := func() ([]schemas.ConnectionCount, error) {
+		if closed {
+			return nil, nil
+		}
+		closed = true
+		return box.Close()
+	}
+	defer closeBox()
+	repro := &ReproServer{ws: ws, runner: at.Runner, store: at.Store, limits: at.Limits}
+	agent := &loop.Agent{Model: b.Model, Limits: lim, Price: b.Price}
+	loopStart := time.Now()
+	res, runErr := agent.Run(actx, task, &wsBox{box: box, dir: ws.Dir}, func(ctx context.Context) (string, int, error) {
+		ans, err := repro.repro(ctx)
+		if err != nil {
+			return "", 0, err
+		}
+		return ans.Output, ans.ExitCode, nil
+	})
+	refused, cerr := closeBox()
+	if runErr != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if _, ok := model.KindOf(runErr); ok {
+			return nil, &ProviderError{runErr}
+		}
+		return nil, runErr
+	}
+	if cerr != nil {
+		return nil, cerr
+	}
+	info := &schemas.AgentAttempt{Command: b.Label(), Model: b.Model.Name(), Turns: res.Turns, InputTokens: res.Usage.InputTokens,
+		OutputTokens: res.Usage.OutputTokens, Stop: res.Stop, DurationMS: time.Since(start).Milliseconds(), TimedOut: res.Stop == loop.StopTimeout,
+		FirstRequestMS: (loopStart.Sub(start) + res.FirstRequest).Milliseconds()}
+	traj := res.Trajectory
+	for _, r := range refused {
+		info.RefusedConnections += r.Count
+		traj = append(traj, map[string]any{"type": "refused_connection", "host": r.Host, "port": r.Port, "count": r.Count,
+			"note": fmt.Sprintf("the box's egress door refused %d connection(s) to %s:%d", r.Count, r.Host, r.Port)})
+	}
+	// The trajectory as JSON values (what eval's rules and the store read).
+	raw, err := json.Marshal(traj)
+	if err != nil {
+		return nil, err
+	}
+	act := &Action{Info: info, CostUSD: res.CostUSD}
+	if err := json.Unmarshal(raw, &act.Trajectory); err != nil {
+		return nil, err
+	}
+	if err := writeFile(keep+".trajectory", raw); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(ws.Dir); err != nil {
+		act.Refused = "the agent removed its workspace"
+		return act, nil
+	}
+	files, err := ws.Files()
+	if errors.Is(err, ErrRefused) {
+		act.Refused = err.Error()
+		return act, nil
+	} else if err != nil {
+		return nil, err
+	}
+	act.Files = files
+	return act, nil
+}
+
+// wsBox is the loop's box: commands in the container, files written on the host side
+// of the mounted workspace through os.Root (no link leaves it).
+type wsBox struct {
+	box *core.Box
+	dir string
+}
+
+func (w *wsBox) Exec(ctx context.Context, command string, timeout time.Duration) (loop.Exec, error) {
+	sr, err := w.box.Exec(ctx, command, timeout)
+	if err != nil && !errors.Is(err, sandbox.ErrBoxGone) {
+		return loop.Exec{}, err
+	}
+	if err != nil {
+		return loop.Exec{ExitCode: 137, TimedOut: true, Output: []byte(err.Error()), OutputSize: int64(len(err.Error()))}, nil
+	}
+	return loop.Exec{ExitCode: sr.ExitCode, TimedOut: sr.TimedOut, Output: sr.Output, OutputSize: sr.OutputSize}, nil
+}
+
+func (w *wsBox) WriteFile(p string, content []byte) error {
+	if p == ".git" || len(p) > 4 && p[:5] == ".git/" {
+		return fmt.Errorf("%s: the repository's own files are not written", p)
+	}
+	root, err := os.OpenRoot(w.dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if d := path.Dir(p); d != "." {
+		if err := root.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	return root.WriteFile(p, content, 0o644)
+}

@@ -1,0 +1,22 @@
+// Package agent is the protocol between envgap and an agent: the run directory, the task
+// view, the repro server and Act (one run of an agent command in its workspace). envgap
+// run --agent (harness/run) and envgap propose (verify/propose) both use it.
+//
+// A run directory holds:
+//
+//	workspace/        the project at base_commit and nothing later (Prepare checks it);
+//	                  the agent's working directory
+//	task.json         TaskView: what the dataset card lets an agent see (read-only)
+//	feedback.txt      the last attempt's evaluation log (written by the harness)
+//	trajectory.json   the agent may write its trajectory (JSON array or JSON Lines)
+//	cost.json         the agent may write the attempt's cost in USD
+//	home/             HOME and TMPDIR of the agent
+//
+// The agent command runs with sh -c in the workspace, in its own process group, with the
+// ENVGAP_* variables (repro.go) pointing at these files and at a repro server that runs
+// repro_command on the workspace in the evaluation container through the core.
+// RunCommand kills the group at the attempt's timeout and caps its output; Files turns
+// the workspace's changes into a files object (refusing links, binary and oversize
+// files); the harness refuses an attempt that changed the run directory outside the
+// workspace. harness/run loops attempts with feedback, scoring each with harness/eval.
+package agent

@@ -1,0 +1,50 @@
+// Package jobs runs a stage's work past one machine (verify, recheck, eval --slurm): a job array of envgap workers
+// on a Slurm cluster, every worker taking items from one shared store.
+//
+// Three pieces, each usable alone:
+//
+//   - A work queue (Queue) in a folder of the shared store: the plan (the command, its
+//     arguments and the items, in order) and one lease per item. A worker claims an item
+//     under a lease that it renews while it works; a lease that is not renewed in time
+//     (the worker was killed, its node is gone, the job ran out of time) or whose owner
+//     is known to be dead (same machine, process gone) is handed to another worker. Each
+//     item is claimed at most MaxAttempts times (the first run and one redo by default);
+//     an item whose workers kept dying is finished with an error, never with an outcome.
+//   - A worker loop (Serve): claim, run the item through the caller's handler (the same
+//     code a local run uses), record the result, until every item is done.
+//   - A Slurm client (Client) that checks the cluster before anything is submitted
+//     (sbatch present, controller answering, partition known, sbatch --test-only),
+//     submits one job array, watches it with squeue and cancels it with scancel; and Run,
+//     which does all of that and waits for the queue, reporting each result as it lands.
+//
+// # The work folder
+//
+// A run's folder is <store>/work/<run id>/ (outside the content-addressed part of the
+// store: it is scratch, like tmp/):
+//
+//	plan.json                 the Plan
+//	lock                      flock(2)ed while a lease changes
+//	items/<n>.claim           item n's lease: owner, expiry, attempt, released
+//	items/<n>.done            item n's result (a Done), written once
+//	job                       the Slurm job id of the array
+//	worker.sh                 the batch script every array task runs
+//	slurm-<job>_<task>.out    each array task's output
+//
+// Every file is written whole to a temporary name and renamed into place, so a reader
+// never sees half a file. The folder is removed when the run finished and every item has
+// a result; it is kept (and named in the error) otherwise.
+//
+// What the filesystem must give: atomic rename within a directory, flock(2) locks that
+// every node sees (NFSv4, or NFSv3 with lockd; Lustre mounted with -o flock; GPFS,
+// CephFS and BeeGFS have them), and clocks that agree to well within the lease (NTP).
+//
+// This package knows nothing of the stages (it is in lib, below them): the caller turns
+// items into work and results.
+// A lease's owner is the store's process owner (data.Owner: host, pid, process start), so
+// a dead worker is recognised the way the store's claims and the sandbox's containers
+// recognise theirs. The leases themselves stay in the work folder because each carries
+// the item's attempts and is finished with its result; the verify stage inside a worker
+// still takes the store's claim on the candidate (data.Store.WaitClaim), so a local
+// verify on the same store never runs a candidate a worker is running. The worker loop
+// depends only on the Claims interface, which the store's claims can implement.
+package jobs
