@@ -51,14 +51,14 @@ func runCorpusID(f *factory, opts *corpusIDOptions) error {
 		return err
 	}
 	if len(rows) == 0 {
-		return errors.New("corpus id: the task set is empty (no rows admitted yet: run envgap admit)")
+		return errors.New("corpus id: the task set is empty (no tasks admitted yet: run envgap admit)")
 	}
 	id, err := schemas.CorpusID(rows)
 	if err != nil {
 		return err
 	}
 	if f.Global.JSON {
-		return f.printJSON(map[string]any{"corpus_id": id, "rows": len(rows)})
+		return f.printJSON(map[string]any{"corpus_id": id, "tasks": len(rows)})
 	}
 	fmt.Fprintln(f.Out, id)
 	return nil
