@@ -22,8 +22,9 @@ const ToolDir = "environment/envgap-task"
 var toolMain []byte
 
 // toolPicks are packages of which only some files are needed (the rest imports modules
-// the tool must not need): the crawl's environment-file classifier.
-var toolPicks = map[string][]string{"crawl": {"classify.go"}}
+// the tool must not need): the environment-file classifier (not its SourceChange, which
+// needs the evaluation core).
+var toolPicks = map[string][]string{"lib/envfiles": {"envfiles.go"}}
 
 // ToolSource returns the source of envgap-task read from envgap's source tree src: its
 // main package (cmd/envgap-task/main.go), every module package it imports, transitively
