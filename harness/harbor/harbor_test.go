@@ -15,8 +15,8 @@ import (
 
 	"github.com/envgap/envgap/data/demo"
 	"github.com/envgap/envgap/internal/testenv"
-	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/lib/agent"
+	"github.com/envgap/envgap/schemas"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
