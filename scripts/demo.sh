@@ -115,7 +115,12 @@ run_stage audit --pypi "${PYPI_URL%/simple/}" --osv data/demo/osv.json
 run_stage admit
 # Every text that is exported is scanned for credentials; export refuses otherwise.
 run_stage scan
-run_stage export --out "$OUT/hub"
+run_stage export --out "$OUT/hub" --harbor --git-url-template "$GIT_TMPL"
+# The tasks in Harbor's format (harbor/tasks.parquet): the rows are the release's, and each
+# task directory is sound by Harbor's task model (envgap harbor check without --no-trials
+# also runs the smoke trials on the engine; docs/harbor.md).
+run_stage hf check --release "$OUT/hub/harbor/tasks.parquet"
+run_stage harbor check --no-trials "$OUT/hub/harbor/tasks.parquet"
 # The harness zip in the folder carries envgap's source and its copy of the tasks; check
 # that copy is the release's (the card's envgap hf check).
 run_stage hf check --release "$OUT/hub/harness/envgap-source.zip"
