@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/lib/agent/agenttest"
+	"github.com/envgap/envgap/schemas"
 )
 
 func TestWorkspaceHistoryTaskFileAndFiles(t *testing.T) {
@@ -113,5 +115,32 @@ func TestReproServer(t *testing.T) {
 	code, err := ReproClient(context.Background(), env[EnvReproURL], env[EnvReproToken], &out)
 	if err != nil || code != 1 || !strings.Contains(out.String(), "=== resolve: pip install") || fr.Runs.Load() != 1 {
 		t.Fatalf("repro: %d %v %q", code, err, out.String())
+	}
+}
+
+// TestTaskFileIsTheLayoutsAgentColumns: the task file holds exactly the columns the record
+// layout declares agent-visible (schemas.AgentColumns), with the task's values.
+func TestTaskFileIsTheLayoutsAgentColumns(t *testing.T) {
+	tk := agenttest.Task()
+	b, err := json.Marshal(View(tk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range schemas.AgentColumns() {
+		names = append(names, c.Name)
+		if _, ok := got[c.Name]; !ok {
+			t.Errorf("the task file lacks the agent-visible column %s", c.Name)
+		}
+	}
+	if len(got) != len(names) {
+		t.Errorf("the task file holds %d columns, the layout declares %d agent-visible: %v", len(got), len(names), names)
+	}
+	if got["instance_id"] != tk.InstanceID || got["repro_command"] != tk.ReproCommand || got["registry_date"] != tk.RegistryDate {
+		t.Errorf("task file values: %s", b)
 	}
 }

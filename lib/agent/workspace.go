@@ -57,8 +57,11 @@ type baseFile struct {
 	mode fs.FileMode
 }
 
-// TaskView is what the task file holds: what the dataset card lets an agent see. Never
-// patch, gold_files, pull_request or pr_*; nor the commands that score it.
+// TaskView is what the task file holds: what an agent may see of a task, which the record
+// layout declares (agent:"visible" in schemas/layout.go, schemas.AgentColumns). Never
+// patch, gold_files, pull_request or pr_*; nor the commands that score it. TaskView is
+// the typed form of that list: View fills it from the layout (schemas.AgentView), which
+// refuses a TaskView that holds another column or lacks one.
 type TaskView struct {
 	InstanceID                string            `json:"instance_id"`
 	Repo                      string            `json:"repo"`
@@ -74,12 +77,15 @@ type TaskView struct {
 	RegistryDate              string            `json:"registry_date"`
 }
 
-// View returns the task file's content of a task.
+// View returns the task file's content of a task: its agent-visible columns. It panics
+// when TaskView and the layout's agent-visible columns differ (a programming error that
+// every test of this package shows).
 func View(t *schemas.Task) TaskView {
-	return TaskView{InstanceID: t.InstanceID, Repo: t.Repo, BaseCommit: t.BaseCommit, ProblemStatement: t.ProblemStatement,
-		ProblemStatementTruncated: t.ProblemStatementTruncated, FailureSignature: t.FailureSignature, Ecosystem: t.Ecosystem,
-		Image: t.Image, ManifestPath: t.ManifestPath, ManifestPaths: t.ManifestPaths, ReproCommand: t.ReproCommand,
-		RegistryDate: t.RegistryDate}
+	var v TaskView
+	if err := schemas.AgentView(t, &v); err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // The files of a run directory.
