@@ -262,6 +262,9 @@ func finishScoringLogs(f *factory, ev *eval.Evaluator, dir string, meta schemas.
 		for _, x := range sum.Faults {
 			fmt.Fprintf(f.Out, "  %s: no result: %s\n", x.InstanceID, x.Error)
 		}
+		if ids, reason := eval.SafeInstallNotMeasured(out.Results); len(ids) > 0 {
+			fmt.Fprintf(f.Out, "safe install not measured for %d task(s) (%s): %s\n", len(ids), strings.Join(ids, ", "), reason)
+		}
 	}
 	if runErr != nil {
 		return runErr

@@ -22,7 +22,8 @@ import (
 const Version = "envgap-eval/2"
 
 // SafeInstallFunc measures the safe-install share of declared packages (the registry
-// audit's). An error is a fault of the registries, not of the prediction.
+// audit's). An error is a fault of the registries, not of the prediction: the result is
+// kept with safe install not measured (SafeInstallUnreachable), never held back.
 type SafeInstallFunc func(ctx context.Context, eco schemas.Ecosystem, registryDate string, declared []schemas.Dependency) (schemas.SafeInstallScore, error)
 
 // Store is what the evaluator reads and writes: run records and step outputs, and its
@@ -56,6 +57,16 @@ type resultKey struct {
 	Limits     sandbox.Limits `json:"limits"`
 	Safe       string         `json:"safe_install"`
 }
+
+// SafeInstallUnreachable starts the safe-install reason of a result whose registries or
+// advisory database did not answer: the main score is recorded, safe install is not
+// measured, and the reason says how to measure it or leave it out. Such a result is not
+// memoised, so the same command measures it once they answer.
+const SafeInstallUnreachable = "not measured: the registries or the advisory database did not answer"
+
+// SafeInstallHowTo says how to measure safe install where the public services are not
+// reachable, or how to leave it out.
+const SafeInstallHowTo = "to measure it, give --osv FILE (an OSV export) and a --pypi, --npm-registry or --maven this machine reaches; to leave it out, --no-safe-install"
 
 // Fault is an infrastructure fault: the task has no result and is tried again next time.
 type Fault struct{ Err error }
@@ -108,6 +119,9 @@ func (e *Evaluator) Score(ctx context.Context, t *schemas.Task, p *schemas.Predi
 	d, err := e.Store.PutJSON(r)
 	if err != nil {
 		return nil, false, &Fault{err}
+	}
+	if strings.HasPrefix(r.Safe.Reason, SafeInstallUnreachable) {
+		return r, false, nil // measured again next time
 	}
 	if err := e.Store.SetMemo("eval", key, d); err != nil {
 		return nil, false, &Fault{err}
@@ -222,7 +236,7 @@ func (e *Evaluator) score(ctx context.Context, t *schemas.Task, p *schemas.Predi
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, &Fault{fmt.Errorf("%s: safe install: %w", t.InstanceID, err)}
+			s = schemas.SafeInstallScore{Reason: fmt.Sprintf("%s (%v); %s", SafeInstallUnreachable, err, SafeInstallHowTo)}
 		}
 		r.Safe = s
 	}
@@ -292,8 +306,9 @@ type Outcome struct {
 }
 
 // Eval scores every task's prediction, jobs at a time. A fault leaves its task without a
-// result (listed in Faults); the others are scored. The context's error is returned when
-// cancelled.
+// result (listed in Faults); the others are scored, except on an engine that stopped
+// answering (sandbox.ErrEngineUnresponsive): the tasks left are not sent to it (faults,
+// "not run"), as verify does. The context's error is returned when cancelled.
 func (e *Evaluator) Eval(ctx context.Context, tasks []schemas.Task, preds map[string]*schemas.Prediction, jobs int, progress func(Event)) (*Outcome, error) {
 	if jobs < 1 {
 		jobs = 1
@@ -302,6 +317,7 @@ func (e *Evaluator) Eval(ctx context.Context, tasks []schemas.Task, preds map[st
 	errs := make([]error, len(tasks))
 	cached := make([]bool, len(tasks))
 	var mu sync.Mutex
+	var down core.Unresponsive
 	done := 0
 	p := pool.New().WithContext(ctx).WithMaxGoroutines(jobs)
 	for i := range tasks {
@@ -310,7 +326,15 @@ func (e *Evaluator) Eval(ctx context.Context, tasks []schemas.Task, preds map[st
 				errs[i] = ctx.Err()
 				return nil
 			}
-			r, c, err := e.Score(ctx, &tasks[i], preds[tasks[i].InstanceID])
+			var r *schemas.EvalResult
+			var c bool
+			var err error
+			if down.Err(e.Runner) != nil {
+				err = &Fault{fmt.Errorf("%s: %w", tasks[i].InstanceID, down.NotRun(e.Runner))}
+			} else {
+				r, c, err = e.Score(ctx, &tasks[i], preds[tasks[i].InstanceID])
+				down.Note(e.Runner, err)
+			}
 			res[i], cached[i], errs[i] = r, c, err
 			mu.Lock()
 			done++

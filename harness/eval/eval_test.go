@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
+	"github.com/envgap/envgap/verify/sandbox"
 )
 
 func str(s string) *string { return &s }
@@ -223,9 +225,13 @@ func TestScoreRejectsBeforeRunningAndMemoises(t *testing.T) {
 	}
 }
 
-func TestSafeInstallFaultLeavesNoResult(t *testing.T) {
+// TestSafeInstallUnreachableKeepsTheResult: registries or advisories that do not answer
+// do not hold the main score hostage: the task's result is recorded (resolved), safe
+// install is not measured with the reason and how to measure it, nothing is a fault; the
+// result is not memoised, so the same command measures it once the registries answer.
+func TestSafeInstallUnreachableKeepsTheResult(t *testing.T) {
 	st, _ := catalog.Open(t.TempDir())
-	fault := errors.New("registry answered 503")
+	fault := errors.New("osv querybatch: dial tcp: lookup api.example: no such host")
 	calls := 0
 	ev := &Evaluator{Store: st, Runner: &fakeRunner{},
 		SafeInstall: func(context.Context, schemas.Ecosystem, string, []schemas.Dependency) (schemas.SafeInstallScore, error) {
@@ -246,11 +252,61 @@ func TestSafeInstallFaultLeavesNoResult(t *testing.T) {
 	tasks := []schemas.Task{*task}
 	preds := map[string]*schemas.Prediction{task.InstanceID: {InstanceID: task.InstanceID, Files: map[string]*string{"requirements.txt": str("x==1\n")}}}
 	out, err := ev.Eval(context.Background(), tasks, preds, 2, nil)
-	if err != nil || len(out.Results) != 0 || len(out.Faults) != 1 || !strings.Contains(out.Faults[0].Error, "503") {
+	if err != nil || len(out.Results) != 1 || len(out.Faults) != 0 {
 		t.Fatalf("first eval: %+v, %v", out, err)
 	}
+	r := out.Results[0]
+	if r.Status != schemas.EvalResolved || r.Safe.Measured || !strings.HasPrefix(r.Safe.Reason, SafeInstallUnreachable) ||
+		!strings.Contains(r.Safe.Reason, "no such host") || !strings.Contains(r.Safe.Reason, "--osv FILE") || !strings.Contains(r.Safe.Reason, "--no-safe-install") {
+		t.Fatalf("first eval's result: status %s, safe install %+v", r.Status, r.Safe)
+	}
 	out, err = ev.Eval(context.Background(), tasks, preds, 2, nil)
-	if err != nil || len(out.Results) != 1 || len(out.Faults) != 0 || !out.Results[0].Safe.Measured {
-		t.Fatalf("retry: %+v, %v", out, err)
+	if err != nil || len(out.Results) != 1 || len(out.Faults) != 0 || !out.Results[0].Safe.Measured || out.Reused != 0 {
+		t.Fatalf("the same eval once the registries answer: %+v, %v", out, err)
+	}
+	out, err = ev.Eval(context.Background(), tasks, preds, 2, nil)
+	if err != nil || out.Reused != 1 || calls != 2 {
+		t.Fatalf("a measured result is memoised: reused %d, %d safe-install calls, %v", out.Reused, calls, err)
+	}
+}
+
+// unresponsiveRunner is an engine that stopped answering: every call fails as the
+// sandbox reports it.
+type unresponsiveRunner struct{ calls atomic.Int64 }
+
+func (f *unresponsiveRunner) ImageID(context.Context, string) (string, error) {
+	f.calls.Add(1)
+	return "", fmt.Errorf("inspecting image: %w at unix:///engine.sock within 30s", sandbox.ErrEngineUnresponsive)
+}
+func (f *unresponsiveRunner) RunSpec(context.Context, core.Spec, string) (*schemas.Run, schemas.Digest, bool, error) {
+	f.calls.Add(1)
+	return nil, schemas.Digest{}, false, sandbox.ErrEngineUnresponsive
+}
+
+// TestEvalStopsOnAnUnresponsiveEngine: once the engine did not answer, the tasks left are
+// not sent to it: each is a fault ("not run"), never a result, as verify does.
+func TestEvalStopsOnAnUnresponsiveEngine(t *testing.T) {
+	st, _ := catalog.Open(t.TempDir())
+	fr := &unresponsiveRunner{}
+	ev := &Evaluator{Store: st, Runner: fr}
+	var tasks []schemas.Task
+	preds := map[string]*schemas.Prediction{}
+	for i := range 3 {
+		id := fmt.Sprintf("envgap__a__python-t1-%d", i+1)
+		tasks = append(tasks, schemas.Task{Ident: schemas.Ident{InstanceID: id}, Source: schemas.SourceLite,
+			Spec: schemas.Spec{Ecosystem: schemas.EcosystemPython, ProjectFiles: []schemas.File{{Path: "requirements.txt", Content: str("x==2\n")}}}})
+		preds[id] = &schemas.Prediction{InstanceID: id, Files: map[string]*string{}}
+	}
+	out, err := ev.Eval(context.Background(), tasks, preds, 1, nil)
+	if err != nil || len(out.Results) != 0 || len(out.Faults) != 3 {
+		t.Fatalf("eval on an unresponsive engine: %+v, %v", out, err)
+	}
+	if n := fr.calls.Load(); n != 1 {
+		t.Errorf("the engine was called %d times; want once (the tasks after it are not sent)", n)
+	}
+	for i, f := range out.Faults {
+		if got := strings.Contains(f.Error, "not run"); got != (i > 0) || !strings.Contains(f.Error, "did not answer") {
+			t.Errorf("%s: %q", f.InstanceID, f.Error)
+		}
 	}
 }

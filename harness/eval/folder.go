@@ -182,6 +182,23 @@ func (e *Evaluator) WriteLog(w io.Writer, t *schemas.Task, r *schemas.EvalResult
 	return nil
 }
 
+// SafeInstallNotMeasured returns the tasks whose safe install was not measured because
+// the registries or the advisory database did not answer (SafeInstallUnreachable), and
+// the first such reason (it says how to measure it, or leave it out).
+func SafeInstallNotMeasured(results []schemas.EvalResult) (ids []string, reason string) {
+	seen := map[string]bool{}
+	for _, r := range results {
+		if strings.HasPrefix(r.Safe.Reason, SafeInstallUnreachable) && !seen[r.InstanceID] {
+			seen[r.InstanceID] = true
+			if reason == "" {
+				reason = r.Safe.Reason
+			}
+			ids = append(ids, r.InstanceID)
+		}
+	}
+	return ids, reason
+}
+
 func listOr(s []string) string {
 	if len(s) == 0 {
 		return "nothing"
