@@ -152,9 +152,13 @@ if [ -d "$OUT/hub" ]; then
 	kill "$model_pid" 2>/dev/null || true
 	model_pid=""
 	run_stage report "$OUT/results/gold" "$OUT/results/noop" "$OUT/results/scripted" --chart "$OUT/results/resolved.png"
-	# The website of the release and its two result folders: static HTML under out/demo/site
+	# The website of the release and its result folders: static HTML under out/demo/site
 	# that opens from file:// (docs/site.md).
-	run_stage site --hub "$OUT/hub" --results "$OUT/results/gold" --results "$OUT/results/noop" --out "$OUT/site"
+	site_results=()
+	for r in gold noop scripted; do
+		if [ -f "$OUT/results/$r/summary.json" ]; then site_results+=(--results "$OUT/results/$r"); fi
+	done
+	run_stage site --hub "$OUT/hub" "${site_results[@]}" --out "$OUT/site"
 fi
 
 # The paper's metrics of the demo study (Table 8): tables, JSON and figures. D2 and D3 of
