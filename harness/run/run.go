@@ -246,7 +246,7 @@ func attempt(ctx context.Context, ws *agent.Workspace, n int, opts Options, extr
 		env := append([]string{agent.EnvAttempt + "=" + strconv.Itoa(n), agent.EnvMaxAttempts + "=" + strconv.Itoa(opts.MaxAttempts),
 			agent.EnvFeedbackFile + "=" + feedback}, extra...)
 		var err error
-		if act, err = agent.Act(ctx, ws, opts.Agent, env, opts.AttemptTimeout, filepath.Join(keep, "attempt-"+strconv.Itoa(n))); err != nil {
+		if act, err = agent.Act(ctx, ws, agent.ActOptions{Command: opts.Agent, Env: env, Timeout: opts.AttemptTimeout, Keep: filepath.Join(keep, "attempt-"+strconv.Itoa(n))}); err != nil {
 			return nil, err
 		}
 	}

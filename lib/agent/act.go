@@ -35,14 +35,28 @@ type Action struct {
 	Refused string
 }
 
+// ActOptions say how Act runs an agent command.
+type ActOptions struct {
+	// Command is the agent command, run with sh -c in the workspace.
+	Command string
+	// Env is added to the protocol's environment.
+	Env []string
+	// Timeout stops the command (its process group killed) and refuses the attempt.
+	Timeout time.Duration
+	// Keep is where the command's output, trajectory and cost are kept (a path prefix:
+	// Keep.stdout, Keep.stderr, Keep.trajectory).
+	Keep string
+	// Writable are further files of the run directory the agent may write (besides the
+	// trajectory and cost files).
+	Writable []string
+}
+
 // Act runs an agent command once in a prepared workspace, with the protocol's
-// environment (task file, workspace, trajectory and cost files, HOME) plus extra, and
-// reads back what it did. The command's output, trajectory and cost are kept at keep
-// (a path prefix: keep.stdout, keep.stderr, keep.trajectory). writable are further
-// files of the run directory the agent may write (besides the trajectory and cost
-// files). run --agent and propose both call it; an error is a fault of the harness,
-// never the agent's.
-func Act(ctx context.Context, ws *Workspace, command string, extra []string, timeout time.Duration, keep string, writable ...string) (*Action, error) {
+// environment (task file, workspace, trajectory and cost files, HOME) plus o.Env, and
+// reads back what it did. run --agent and propose both call it; an error is a fault of
+// the harness, never the agent's.
+func Act(ctx context.Context, ws *Workspace, o ActOptions) (*Action, error) {
+	command, extra, timeout, keep, writable := o.Command, o.Env, o.Timeout, o.Keep, o.Writable
 	os.Remove(ws.CostFile())
 	before, err := runDirState(ws)
 	if err != nil {

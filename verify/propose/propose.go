@@ -351,7 +351,7 @@ func ask(ctx context.Context, tg target, opts Options) (*schemas.Proposal, error
 	if err := os.WriteFile(commandsFile, nil, 0o644); err != nil {
 		return nil, err
 	}
-	act, err := agent.Act(ctx, ws, opts.Agent, env, opts.Timeout, keep, commandsFile)
+	act, err := agent.Act(ctx, ws, agent.ActOptions{Command: opts.Agent, Env: env, Timeout: opts.Timeout, Keep: keep, Writable: []string{commandsFile}})
 	if err != nil {
 		return nil, err
 	}
