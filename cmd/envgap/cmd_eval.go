@@ -194,7 +194,7 @@ func runEval(c *cobra.Command, f *factory, opts *evalOptions) error {
 	if out == nil {
 		return runErr
 	}
-	return finishScoring(f, ev, opts.Out, meta, tasks, out, runErr)
+	return finishScoring(f, ev, scored{dir: opts.Out, meta: meta, tasks: tasks, out: out}, runErr)
 }
 
 // evalProgress shows the progress of a scoring run, a task at a time.
@@ -214,9 +214,31 @@ func evalProgress(f *factory) func(eval.Event) {
 	}
 }
 
-// finishScoring writes the result folder (with a log per task made from the results)
-// and prints its summary.
-func finishScoring(f *factory, ev *eval.Evaluator, dir string, meta schemas.EvalSummary, tasks []schemas.Task, out *eval.Outcome, runErr error) error {
+// scored is a finished scoring run: the result folder to write, the summary's header,
+// the tasks, the outcome and the log of each task (nil: made from the results).
+type scored struct {
+	dir   string
+	meta  schemas.EvalSummary
+	tasks []schemas.Task
+	out   *eval.Outcome
+	logs  map[string][]byte
+}
+
+// finishScoring writes the result folder of a scoring run (with a log per task made from
+// the results unless given) and prints its summary; runErr is the run's own error.
+func finishScoring(f *factory, ev *eval.Evaluator, sc scored, runErr error) error {
+	if sc.logs == nil {
+		logs, err := scoringLogs(ev, sc.tasks, sc.out)
+		if err != nil {
+			return err
+		}
+		sc.logs = logs
+	}
+	return writeScoring(f, sc, runErr)
+}
+
+// scoringLogs makes the log of each task from its results.
+func scoringLogs(ev *eval.Evaluator, tasks []schemas.Task, out *eval.Outcome) (map[string][]byte, error) {
 	byID := make(map[string]*schemas.Task, len(tasks))
 	for i := range tasks {
 		byID[tasks[i].InstanceID] = &tasks[i]
@@ -234,17 +256,18 @@ func finishScoring(f *factory, ev *eval.Evaluator, dir string, meta schemas.Eval
 			b.WriteString("\n")
 		}
 		if err := ev.WriteLog(b, byID[r.InstanceID], r); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for id, b := range bufs {
 		logs[id] = b.Bytes()
 	}
-	return finishScoringLogs(f, ev, dir, meta, tasks, out, logs, runErr)
+	return logs, nil
 }
 
-// finishScoringLogs writes the result folder with the given logs and prints its summary.
-func finishScoringLogs(f *factory, ev *eval.Evaluator, dir string, meta schemas.EvalSummary, tasks []schemas.Task, out *eval.Outcome, logs map[string][]byte, runErr error) error {
+// writeScoring writes the result folder and prints its summary.
+func writeScoring(f *factory, sc scored, runErr error) error {
+	dir, meta, tasks, out, logs := sc.dir, sc.meta, sc.tasks, sc.out, sc.logs
 	eval.SortResults(out.Results)
 	sum := eval.Summarize(meta, tasks, out.Results, out.Faults)
 	sum.Ran, sum.Reused = out.Ran, out.Reused

@@ -161,7 +161,11 @@ func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
 		return runErr
 	}
 	res := &eval.Outcome{Results: out.Results, Faults: out.Faults, Ran: out.Ran, Reused: out.Kept}
-	return finishScoringLogs(f, ev, opts.Out, meta, tasks, res, out.Logs, runErr)
+	logs := out.Logs
+	if logs == nil {
+		logs = map[string][]byte{}
+	}
+	return finishScoring(f, ev, scored{dir: opts.Out, meta: meta, tasks: tasks, out: res, logs: logs}, runErr)
 }
 
 // keptRuns returns the complete runs of an earlier envgap run into the same folder with

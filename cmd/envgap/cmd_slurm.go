@@ -256,7 +256,7 @@ func runEvalSlurm(c *cobra.Command, f *factory, opts *evalOptions, tasks []schem
 			}
 		}
 	}
-	return finishScoring(f, &eval.Evaluator{Store: st}, opts.Out, meta, tasks, out, nil)
+	return finishScoring(f, &eval.Evaluator{Store: st}, scored{dir: opts.Out, meta: meta, tasks: tasks, out: out}, nil)
 }
 
 // evalItemOf reads a worker's result of one task.
