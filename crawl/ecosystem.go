@@ -25,13 +25,6 @@ const maxManifests = 50
 
 // skipManifestDirs are directories whose manifests belong to something other than the
 // project itself (documentation, examples, benchmarks).
-const (
-	py   = schemas.EcosystemPython
-	js   = schemas.EcosystemJavaScript
-	java = schemas.EcosystemJava
-	cpp  = schemas.EcosystemCPP
-)
-
 var skipManifestDirs = map[string]bool{
 	"docs": true, "doc": true, "examples": true, "example": true, "samples": true, "sample": true,
 	"demo": true, "demos": true, "benchmarks": true, "benchmark": true, "bench": true, "tools": true,
@@ -41,21 +34,21 @@ var skipManifestDirs = map[string]bool{
 // primaryManifests lists, per ecosystem, the manifest names in the order manifest_path
 // prefers them.
 var primaryManifests = map[schemas.Ecosystem][]string{
-	py:   {"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "pipfile", "environment.yml", "environment.yaml", "pixi.toml"},
-	js:   {"package.json", "bower.json"},
-	java: {"pom.xml", "build.gradle.kts", "build.gradle", "ivy.xml", "libs.versions.toml"},
-	cpp:  {"cmakelists.txt", "meson.build", "conanfile.txt", "conanfile.py", "vcpkg.json", "configure.ac", "configure.in"},
+	schemas.EcosystemPython:     {"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "pipfile", "environment.yml", "environment.yaml", "pixi.toml"},
+	schemas.EcosystemJavaScript: {"package.json", "bower.json"},
+	schemas.EcosystemJava:       {"pom.xml", "build.gradle.kts", "build.gradle", "ivy.xml", "libs.versions.toml"},
+	schemas.EcosystemCPP:        {"cmakelists.txt", "meson.build", "conanfile.txt", "conanfile.py", "vcpkg.json", "configure.ac", "configure.in"},
 }
 
 // ecosystemOrder breaks ties between ecosystems.
-var ecosystemOrder = []schemas.Ecosystem{py, js, java, cpp}
+var ecosystemOrder = []schemas.Ecosystem{schemas.EcosystemPython, schemas.EcosystemJavaScript, schemas.EcosystemJava, schemas.EcosystemCPP}
 
 // languageEcosystem maps GitHub's repository language to an ecosystem.
 var languageEcosystem = map[string]schemas.Ecosystem{
-	"python": py, "cython": py, "jupyter notebook": py,
-	"javascript": js, "typescript": js, "vue": js, "coffeescript": js, "svelte": js,
-	"java": java, "kotlin": java, "groovy": java, "scala": java,
-	"c": cpp, "c++": cpp, "cuda": cpp, "objective-c": cpp, "objective-c++": cpp, "cmake": cpp, "meson": cpp,
+	"python": schemas.EcosystemPython, "cython": schemas.EcosystemPython, "jupyter notebook": schemas.EcosystemPython,
+	"javascript": schemas.EcosystemJavaScript, "typescript": schemas.EcosystemJavaScript, "vue": schemas.EcosystemJavaScript, "coffeescript": schemas.EcosystemJavaScript, "svelte": schemas.EcosystemJavaScript,
+	"java": schemas.EcosystemJava, "kotlin": schemas.EcosystemJava, "groovy": schemas.EcosystemJava, "scala": schemas.EcosystemJava,
+	"c": schemas.EcosystemCPP, "c++": schemas.EcosystemCPP, "cuda": schemas.EcosystemCPP, "objective-c": schemas.EcosystemCPP, "objective-c++": schemas.EcosystemCPP, "cmake": schemas.EcosystemCPP, "meson": schemas.EcosystemCPP,
 }
 
 // LanguageEcosystem returns the ecosystem of a GitHub repository language, if any.
@@ -114,7 +107,7 @@ func FindManifests(paths []string) map[schemas.Ecosystem][]string {
 // ChooseProject picks the project's ecosystem among those whose manifests the tree has,
 // preferring the hints in order (the ecosystem an issue's error belongs to, the ones a fix
 // changes), then the repository's GitHub language, then one with a manifest at the root,
-// then python, javascript, java, cpp. ok is false when the tree has no manifest of any
+// then python, javascript, schemas.EcosystemJava, schemas.EcosystemCPP. ok is false when the tree has no manifest of any
 // ecosystem. With allowed non-empty, only those ecosystems are considered.
 func ChooseProject(manifests map[schemas.Ecosystem][]string, hints []schemas.Ecosystem, language string, allowed ...schemas.Ecosystem) (Project, bool) {
 	langEco, _ := LanguageEcosystem(language)

@@ -13,7 +13,7 @@ import (
 // one, never a part; after a crash at most a temporary ".tmp-*" file is left beside it.
 // When write fails nothing is renamed. This is the one atomic file write of the project:
 // the store's objects and refs, the registry proxy's cache, the image build's cache and
-// the scan's review file all go through it (the store through commitTemp, its tail).
+// the scan's review file, the work queue's files and eval's result folders all go through it (the store through commitTemp, its tail).
 func WriteFile(path string, mode os.FileMode, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -32,4 +32,12 @@ func WriteFile(path string, mode os.FileMode, write func(io.Writer) error) error
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// WriteBytes is WriteFile with the whole content at hand.
+func WriteBytes(path string, mode os.FileMode, b []byte) error {
+	return WriteFile(path, mode, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
 }

@@ -17,13 +17,25 @@ var ErrRefMoved = errors.New("ref was changed by another writer")
 // lockFile is the store's write lock, at the top of the store directory.
 const lockFile = "lock"
 
-// lock takes the store's write lock: flock(LOCK_EX) on DIR/lock, released by the returned
-// function and by the kernel when the process dies. Each call opens the file anew, so two
-// goroutines of one process exclude each other as two processes do.
+// lock takes the store's write lock: LockFile on DIR/lock. Each call opens the file anew,
+// so two goroutines of one process exclude each other as two processes do.
 func (s *Store) lock() (func(), error) {
-	f, err := os.OpenFile(filepath.Join(s.root, lockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	unlock, err := LockFile(filepath.Join(s.root, lockFile))
 	if err != nil {
 		return nil, fmt.Errorf("store lock: %w", err)
+	}
+	return unlock, nil
+}
+
+// LockFile takes an exclusive lock on the file at path (created when missing):
+// flock(LOCK_EX), waiting for it, released by the returned function and by the kernel
+// when the process dies. Each call opens the file anew, so two goroutines of one process
+// exclude each other as two processes, or two machines sharing the filesystem, do. This
+// is the one file lock of the project: the store's write lock and the work queue's lock.
+func LockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
 	}
 	for {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
@@ -33,7 +45,7 @@ func (s *Store) lock() (func(), error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("store lock %s: %w (the store's filesystem must support flock)", f.Name(), err)
+		return nil, fmt.Errorf("%s: %w (the filesystem must support flock)", f.Name(), err)
 	}
 	return func() {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)

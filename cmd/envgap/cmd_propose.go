@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -75,10 +74,7 @@ func runPropose(c *cobra.Command, f *factory, opts *proposeOptions) error {
 		return err
 	}
 	defer sess.Close()
-	repro := ""
-	if exe, err := os.Executable(); err == nil {
-		repro = "'" + strings.ReplaceAll(exe, "'", `'\''`) + "' agent-repro"
-	}
+	repro := reproCommand()
 	progress := f.newProgress()
 	rep, err := propose.Run(c.Context(), propose.Options{
 		Store: sess.Stage.Store, Runner: sess.Stage, Checkout: vo.Checkout, Limits: vo.Limits, Materialize: materialize(opts.GitURLTemplate), Patch: lite.Patch,

@@ -109,10 +109,9 @@ func runRecheckSlurm(c *cobra.Command, f *factory, opts *recheckOptions) error {
 		for i, r := range refs {
 			items[i] = strings.TrimPrefix(r.Name, data.RefTasks)
 		}
-		args := opts.workerArgs(1, 0)
-		args.Date = opts.Date
+		work := &recheckWork{workerEngine: opts.workerEngine(1), Date: opts.Date}
 		progress := f.progress()
-		out, err := opts.Slurm.run(c, f, "recheck", items, args, nil, func(d *jobs.Done, done, total int) {
+		out, err := opts.Slurm.run(c, f, work, items, nil, func(d *jobs.Done, done, total int) {
 			progress(verify.RecheckEvent(recheckResultOf(d), done, total))
 		})
 		if out == nil || err != nil {

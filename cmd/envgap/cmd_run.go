@@ -143,10 +143,7 @@ func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
 		}
 		defer os.RemoveAll(work)
 	}
-	repro := ""
-	if exe, err := os.Executable(); err == nil {
-		repro = "'" + strings.ReplaceAll(exe, "'", `'\''`) + "' agent-repro"
-	}
+	repro := reproCommand()
 	progress := f.newProgress()
 	out, runErr := run.Run(c.Context(), tasks, run.Options{
 		Evaluator: ev, Materialize: materialize(opts.GitURLTemplate), Agent: opts.Agent, Builtin: builtin, K: opts.K,

@@ -83,57 +83,68 @@ func (o *slurmOptions) check(c *cobra.Command, f *factory, eo *engineOptions) er
 	return nil
 }
 
-// workerArgs are what every worker of a run needs to do its items exactly as a local
-// run would (the plan's Args).
-type workerArgs struct {
+// workerEngine is what every worker of a run needs to open its node's engine and
+// registry proxy exactly as a local run would, and how many items it does at once.
+type workerEngine struct {
 	Jobs           int            `json:"jobs"`
-	Repeat         int            `json:"repeat,omitempty"`
 	Limits         sandbox.Limits `json:"limits"`
 	PyPIUpstream   string         `json:"pypi_upstream,omitempty"`
 	NPMUpstream    string         `json:"npm_upstream,omitempty"`
 	GitURLTemplate string         `json:"git_url_template,omitempty"`
-	Date           string         `json:"date,omitempty"`
-	// eval
-	Split         string          `json:"split,omitempty"`
-	TaskFolder    string          `json:"tasks,omitempty"`
-	Pred          string          `json:"pred,omitempty"`
-	NoSafeInstall bool            `json:"no_safe_install,omitempty"`
-	Audit         *auditUpstreams `json:"audit,omitempty"`
 }
 
 // engine returns the engine options a worker opens its session with.
-func (a workerArgs) engine() engineOptions {
+func (a workerEngine) engine() engineOptions {
 	return engineOptions{PyPIUpstream: a.PyPIUpstream, NPMUpstream: a.NPMUpstream, GitURLTemplate: a.GitURLTemplate,
 		StepTimeout: a.Limits.StepTimeout, Memory: a.Limits.MemoryBytes}
 }
 
-func (eo *engineOptions) workerArgs(jobs, repeat int) workerArgs {
-	return workerArgs{Jobs: jobs, Repeat: repeat, Limits: eo.limits(), PyPIUpstream: eo.PyPIUpstream,
+// workerEngine returns what the workers of a run started with these options need.
+func (eo *engineOptions) workerEngine(jobs int) workerEngine {
+	return workerEngine{Jobs: jobs, Limits: eo.limits(), PyPIUpstream: eo.PyPIUpstream,
 		NPMUpstream: eo.NPMUpstream, GitURLTemplate: eo.GitURLTemplate}
 }
 
-// run submits items of command as one job array and waits for their results (see
-// jobs.Run). The store must be named by an absolute path; shared names more paths the
-// workers read (checked like the store).
-func (o *slurmOptions) run(c *cobra.Command, f *factory, command string, items []string, args workerArgs, shared map[string]string, onResult func(d *jobs.Done, done, total int)) (*jobs.Outcome, error) {
+// slurmWork is one command that runs as a Slurm job array. Its value is the plan's
+// arguments (as JSON); on a worker, handler opens what the command needs and returns
+// what does one item exactly as a local run does, and what closes it.
+type slurmWork interface {
+	command() string
+	workers() workerEngine
+	handler(c *cobra.Command, f *factory, items []string, logf func(string, ...any)) (jobs.Handler, func(), error)
+}
+
+// slurmCommands makes the empty arguments of each command a plan may name: adding a
+// --slurm command is one type implementing slurmWork and one line here.
+var slurmCommands = map[string]func() slurmWork{
+	"verify":  func() slurmWork { return &verifyWork{} },
+	"recheck": func() slurmWork { return &recheckWork{} },
+	"eval":    func() slurmWork { return &evalWork{} },
+}
+
+// run submits the items of work's command as one job array and waits for their results
+// (see jobs.Run). The store must be named by an absolute path; shared names more paths
+// the workers read (checked like the store).
+func (o *slurmOptions) run(c *cobra.Command, f *factory, work slurmWork, items []string, shared map[string]string, onResult func(d *jobs.Done, done, total int)) (*jobs.Outcome, error) {
+	command := work.command()
 	dir := f.storeDir()
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding the envgap binary for the workers: %w", err)
 	}
-	b, err := json.Marshal(args)
+	b, err := json.Marshal(work)
 	if err != nil {
 		return nil, err
 	}
 	var rnd [3]byte
 	_, _ = rand.Read(rnd[:])
-	work := filepath.Join(dir, "work", fmt.Sprintf("%s-%s-%s", command, time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(rnd[:])))
-	worker := []string{exe, "--store", dir, "worker", "--work", work}
+	workDir := filepath.Join(dir, "work", fmt.Sprintf("%s-%s-%s", command, time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(rnd[:])))
+	worker := []string{exe, "--store", dir, "worker", "--work", workDir}
 	if f.Global.Verbose {
 		worker = append(worker, "-v")
 	}
 	r := &jobs.Run{
-		Dir:        work,
+		Dir:        workDir,
 		Plan:       jobs.Plan{Command: command, Items: items, Args: b, LeaseSeconds: int(o.Lease / time.Second), CreatedAt: time.Now().UTC().Format(time.RFC3339)},
 		Workers:    o.Workers,
 		Partition:  o.Partition,
@@ -199,10 +210,9 @@ func runEvalSlurm(c *cobra.Command, f *factory, opts *evalOptions, tasks []schem
 	if err != nil {
 		return err
 	}
-	args := opts.workerArgs(opts.Jobs, 0)
-	args.Split, args.NoSafeInstall, args.Pred = opts.Split, opts.NoSafeInstall, opts.Pred
 	audit := opts.auditUpstreams
-	args.Audit = &audit
+	args := &evalWork{workerEngine: opts.workerEngine(opts.Jobs), Split: opts.Split, Pred: opts.Pred,
+		NoSafeInstall: opts.NoSafeInstall, Audit: &audit}
 	shared := map[string]string{}
 	if !builtin {
 		if args.Pred, err = filepath.Abs(opts.Pred); err != nil {
@@ -227,7 +237,7 @@ func runEvalSlurm(c *cobra.Command, f *factory, opts *evalOptions, tasks []schem
 		items[i] = t.InstanceID
 	}
 	progress := evalProgress(f)
-	res, err := opts.Slurm.run(c, f, "eval", items, args, shared, func(d *jobs.Done, done, total int) {
+	res, err := opts.Slurm.run(c, f, args, items, shared, func(d *jobs.Done, done, total int) {
 		it := evalItemOf(d)
 		ev := eval.Event{InstanceID: d.Item, Done: done, Total: total, Result: it.Result, Cached: it.Cached}
 		if it.Error != "" {

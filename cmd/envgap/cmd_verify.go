@@ -181,7 +181,7 @@ func runVerifySlurm(c *cobra.Command, f *factory, opts *verifyOptions) error {
 	}
 	progress := f.progress()
 	start := time.Now()
-	out, err := opts.Slurm.run(c, f, "verify", items, opts.workerArgs(opts.Jobs, opts.Repeat), nil, func(d *jobs.Done, done, total int) {
+	out, err := opts.Slurm.run(c, f, &verifyWork{workerEngine: opts.workerEngine(opts.Jobs), Repeat: opts.Repeat}, items, nil, func(d *jobs.Done, done, total int) {
 		progress(verify.ResultEvent(verifyResultOf(d), done, total, time.Since(start)))
 	})
 	if out == nil {

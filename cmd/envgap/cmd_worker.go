@@ -61,20 +61,24 @@ func runWorker(c *cobra.Command, f *factory, opts *workerOptions) error {
 		return err
 	}
 	plan := q.Plan()
-	var args workerArgs
-	if err := json.Unmarshal(plan.Args, &args); err != nil {
+	newWork, ok := slurmCommands[plan.Command]
+	if !ok {
+		return fmt.Errorf("work folder %s: this envgap does not know the command %q of the plan", opts.Work, plan.Command)
+	}
+	work := newWork()
+	if err := json.Unmarshal(plan.Args, work); err != nil {
 		return fmt.Errorf("work folder %s: the plan's arguments: %w", opts.Work, err)
 	}
 	owner := jobs.NewOwner(jobs.OwnerLabel(f.Getenv))
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(f.Err, "%s envgap worker %s: %s\n", time.Now().UTC().Format(time.RFC3339), owner, fmt.Sprintf(format, a...))
 	}
-	do, closeFn, err := workerHandler(c, f, plan, args, logf)
+	do, closeFn, err := work.handler(c, f, plan.Items, logf)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	w := &jobs.Worker{Claims: q, Owner: owner, Jobs: args.Jobs, Lease: plan.Lease(), Logf: logf}
+	w := &jobs.Worker{Claims: q, Owner: owner, Jobs: work.workers().Jobs, Lease: plan.Lease(), Logf: logf}
 	if err := w.Serve(c.Context(), do); err != nil {
 		return err
 	}
@@ -82,28 +86,34 @@ func runWorker(c *cobra.Command, f *factory, opts *workerOptions) error {
 	return nil
 }
 
-// workerHandler opens this node's engine and registry proxy and returns what does one
-// item of the plan, and what closes them.
-func workerHandler(c *cobra.Command, f *factory, plan jobs.Plan, args workerArgs, logf func(string, ...any)) (jobs.Handler, func(), error) {
-	eo := args.engine()
-	if plan.Command == "eval" {
-		return evalHandler(c, f, args, logf)
-	}
+// openStage opens this node's engine and registry proxy for a verify-stage command.
+func openStage(c *cobra.Command, f *factory, eng workerEngine, command string, items []string, logf func(string, ...any)) (*verify.Session, verify.Options, error) {
+	eo := eng.engine()
 	sess, vo, err := eo.open(c, f)
+	if err != nil {
+		return nil, vo, err
+	}
+	logf("engine %s, registry proxy %s; %s of %d item(s)", strings.Join(sess.Hosts(), ","), sess.ProxyURL(), command, len(items))
+	vo.Progress = nil
+	return sess, vo, nil
+}
+
+// verifyWork is verify --slurm: each item is a candidate, verified as a local verify does.
+type verifyWork struct {
+	workerEngine
+	Repeat int `json:"repeat,omitempty"`
+}
+
+func (w *verifyWork) command() string       { return "verify" }
+func (w *verifyWork) workers() workerEngine { return w.workerEngine }
+
+func (w *verifyWork) handler(c *cobra.Command, f *factory, items []string, logf func(string, ...any)) (jobs.Handler, func(), error) {
+	sess, vo, err := openStage(c, f, w.workerEngine, w.command(), items, logf)
 	if err != nil {
 		return nil, nil, err
 	}
-	logf("engine %s, registry proxy %s; %s of %d item(s)", strings.Join(sess.Hosts(), ","), sess.ProxyURL(), plan.Command, len(plan.Items))
-	vo.Repeat, vo.Progress = args.Repeat, nil
-	var do jobs.Handler
-	switch plan.Command {
-	case "verify":
-		do, err = verifyHandler(sess.Stage, plan.Items, vo)
-	case "recheck":
-		do, err = recheckHandler(sess.Stage, args.Date, vo)
-	default:
-		err = fmt.Errorf("this envgap does not know the command %q of the work folder", plan.Command)
-	}
+	vo.Repeat = w.Repeat
+	do, err := verifyHandler(sess.Stage, items, vo)
 	if err != nil {
 		sess.Close()
 		return nil, nil, err
@@ -111,8 +121,44 @@ func workerHandler(c *cobra.Command, f *factory, plan jobs.Plan, args workerArgs
 	return do, func() { sess.Close() }, nil
 }
 
-// evalHandler scores one task's prediction, as a local eval does.
-func evalHandler(c *cobra.Command, f *factory, args workerArgs, logf func(string, ...any)) (jobs.Handler, func(), error) {
+// recheckWork is recheck --slurm: each item is a task, rechecked on Date.
+type recheckWork struct {
+	workerEngine
+	Date string `json:"date,omitempty"`
+}
+
+func (w *recheckWork) command() string       { return "recheck" }
+func (w *recheckWork) workers() workerEngine { return w.workerEngine }
+
+func (w *recheckWork) handler(c *cobra.Command, f *factory, items []string, logf func(string, ...any)) (jobs.Handler, func(), error) {
+	sess, vo, err := openStage(c, f, w.workerEngine, w.command(), items, logf)
+	if err != nil {
+		return nil, nil, err
+	}
+	do, err := recheckHandler(sess.Stage, w.Date, vo)
+	if err != nil {
+		sess.Close()
+		return nil, nil, err
+	}
+	return do, func() { sess.Close() }, nil
+}
+
+// evalWork is eval --slurm: each item is a task of the split, its prediction scored as a
+// local eval does.
+type evalWork struct {
+	workerEngine
+	Split         string          `json:"split,omitempty"`
+	TaskFolder    string          `json:"tasks,omitempty"`
+	Pred          string          `json:"pred,omitempty"`
+	NoSafeInstall bool            `json:"no_safe_install,omitempty"`
+	Audit         *auditUpstreams `json:"audit,omitempty"`
+}
+
+func (w *evalWork) command() string       { return "eval" }
+func (w *evalWork) workers() workerEngine { return w.workerEngine }
+
+// handler scores one task's prediction, as a local eval does.
+func (args *evalWork) handler(c *cobra.Command, f *factory, _ []string, logf func(string, ...any)) (jobs.Handler, func(), error) {
 	so := &scoringOptions{engineOptions: args.engine(), Split: args.Split, Tasks: args.TaskFolder, NoSafeInstall: args.NoSafeInstall}
 	if args.Audit != nil {
 		so.auditUpstreams = *args.Audit

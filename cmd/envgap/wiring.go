@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/envgap/envgap/crawl"
 	"github.com/envgap/envgap/crawl/gitfetch"
+	"github.com/envgap/envgap/lib/shell"
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/registry"
 )
@@ -29,6 +31,16 @@ func checkoutSource(urlTemplate string) core.ProjectSource {
 		}
 		return files, nil
 	}
+}
+
+// reproCommand is how an agent runs repro_command: this binary's agent-repro ("" when
+// the binary cannot name itself: no repro server then).
+func reproCommand() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return shell.Quote(exe) + " agent-repro"
 }
 
 // npmRegistry returns the npm registry a command uses: the URL given on its command line,

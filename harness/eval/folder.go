@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 )
@@ -119,12 +120,10 @@ func WriteFolder(dir string, sum schemas.EvalSummary, results []schemas.EvalResu
 	return nil
 }
 
+// writeFile writes one file of the result folder whole (data.WriteFile: a reader, or a
+// second eval writing the same folder, never sees a part).
 func writeFile(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("result folder: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := data.WriteBytes(path, 0o644, b); err != nil {
 		return fmt.Errorf("result folder: %w", err)
 	}
 	return nil

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/envgap/envgap/data"
@@ -170,47 +169,19 @@ func (q *Queue) Dir() string { return q.dir }
 // Plan returns the queue's plan.
 func (q *Queue) Plan() Plan { return q.plan }
 
-// writeFile writes name in dir whole: a temporary file, synced, renamed into place.
+// writeFile writes name in dir whole (data.WriteFile: a temporary file, synced, renamed
+// into place, the directory synced), readable by its owner only.
 func writeFile(dir, name string, b []byte) error {
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, name))
+	return data.WriteBytes(filepath.Join(dir, name), 0o600, b)
 }
 
-// lock takes the queue's lock (flock on <dir>/lock) and returns its release.
+// lock takes the queue's lock (data.LockFile on <dir>/lock) and returns its release.
 func (q *Queue) lock() (func(), error) {
-	f, err := os.OpenFile(filepath.Join(q.dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := data.LockFile(filepath.Join(q.dir, "lock"))
 	if err != nil {
 		return nil, fmt.Errorf("work queue lock: %w", err)
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("work queue lock (the store's filesystem must support flock): %w", err)
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+	return unlock, nil
 }
 
 func (q *Queue) itemsDir() string { return filepath.Join(q.dir, "items") }

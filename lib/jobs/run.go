@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/envgap/envgap/lib/shell"
 )
 
 // Run is one run of workers as a Slurm job array over a work queue.
@@ -239,13 +241,13 @@ func (r *Run) script() string {
 	b.WriteString("# One envgap worker: a task of the job array of one envgap run (written by envgap --slurm).\n")
 	b.WriteString("set -u\ncd /\n")
 	if r.NodeSetup != "" {
-		fmt.Fprintf(&b, "setup_out=$(bash -c %s) || { echo \"envgap worker: the node set-up failed: $setup_out\" >&2; exit 1; }\n", shq(r.NodeSetup))
+		fmt.Fprintf(&b, "setup_out=$(bash -c %s) || { echo \"envgap worker: the node set-up failed: $setup_out\" >&2; exit 1; }\n", shell.Quote(r.NodeSetup))
 		b.WriteString("line=$(printf '%s\\n' \"$setup_out\" | grep '^export DOCKER_HOST=' | tail -n 1)\n")
 		b.WriteString("if [ -n \"$line\" ]; then eval \"$line\"; fi\n")
 	}
 	quoted := make([]string, len(r.Worker))
 	for i, a := range r.Worker {
-		quoted[i] = shq(a)
+		quoted[i] = shell.Quote(a)
 	}
 	b.WriteString(strings.Join(quoted, " ") + "\n")
 	b.WriteString("rc=$?\n")
@@ -257,9 +259,6 @@ func (r *Run) script() string {
 	b.WriteString("fi\nexit \"$rc\"\n")
 	return b.String()
 }
-
-// shq quotes s for the shell.
-func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // OwnerLabel names this process's array task from Slurm's environment ("" outside a job).
 func OwnerLabel(getenv func(string) string) string {

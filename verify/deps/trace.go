@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/envgap/envgap/lib/shell"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -35,12 +36,7 @@ const TraceSyscalls = "execve,openat,open,chdir,clone,clone3,fork,vfork"
 // CAP_SYS_PTRACE, which the sandbox grants.
 func TraceCommand(run string) string {
 	return "mkdir -p " + EvidenceDir + " && strace -f -qq -s 256 -e trace=" + TraceSyscalls +
-		" -e status=successful -e signal=none -o " + TracePath + " -- bash -c " + ShellQuote(run)
-}
-
-// ShellQuote quotes s as one word for bash.
-func ShellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		" -e status=successful -e signal=none -o " + TracePath + " -- bash -c " + shell.Quote(run)
 }
 
 // PyModulesPath is where PyModuleMapCommand writes its map.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/envgap/envgap/internal/testenv"
+	"github.com/envgap/envgap/lib/shell"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -215,7 +216,7 @@ func TestTraceCommandLive(t *testing.T) {
 
 func TestShellQuote(t *testing.T) {
 	run := `python3 -c "print('it''s')" && echo $HOME`
-	out, err := exec.Command("bash", "-c", "printf %s "+ShellQuote(run)).Output()
+	out, err := exec.Command("bash", "-c", "printf %s "+shell.Quote(run)).Output()
 	if err != nil {
 		t.Fatal(err)
 	}

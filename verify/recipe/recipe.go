@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/envgap/envgap/lib/shell"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/deps"
 )
@@ -173,7 +174,7 @@ func python(files fs.FS, manifests []string, opts Options) ([]string, string, er
 		}
 	}
 	if reqs != "" {
-		steps = append(steps, "python3 -m pip install -r "+deps.ShellQuote(reqs))
+		steps = append(steps, "python3 -m pip install -r "+shell.Quote(reqs))
 	}
 	if installable {
 		steps = append(steps, "python3 -m pip install .")
@@ -183,7 +184,7 @@ func python(files fs.FS, manifests []string, opts Options) ([]string, string, er
 	if err != nil {
 		return steps, "", err
 	}
-	return steps, "python3 " + deps.ShellQuote(script), nil
+	return steps, "python3 " + shell.Quote(script), nil
 }
 
 func pyprojectInstallable(files fs.FS) (bool, error) {
@@ -272,7 +273,7 @@ func javascript(files fs.FS) (string, string, error) {
 		if ok, err := deps.IsFile(files, c); err != nil {
 			return "", "", err
 		} else if ok {
-			return install, "node " + deps.ShellQuote(c), nil
+			return install, "node " + shell.Quote(c), nil
 		}
 	}
 	return install, "", fmt.Errorf("%w: package.json has no start script and its main %s does not exist; write run_command by hand", ErrNoEntryPoint, main)
@@ -358,7 +359,7 @@ func java(files fs.FS) (string, error) {
 		dir = pick.module + "/"
 	}
 	cp := dir + "target/classes:" + dir + "target/dependency/*"
-	return "java -cp " + deps.ShellQuote(cp) + " " + pick.class, nil
+	return "java -cp " + shell.Quote(cp) + " " + pick.class, nil
 }
 
 func cpp(files fs.FS) (string, error) {
