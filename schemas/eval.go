@@ -143,10 +143,10 @@ type EvalSummary struct {
 	// Agent names what made the predictions (--agent, or the predictions file).
 	Agent string `json:"agent"`
 	Split string `json:"split"`
-	// Mode is "eval" (one attempt, no feedback) or "run" (an agent with feedback).
-	Mode        string `json:"mode"`
-	K           int    `json:"k"`
-	MaxAttempts int    `json:"max_attempts"`
+	// Mode is ModeEval (one attempt, no feedback) or ModeRun (an agent with feedback).
+	Mode        EvalMode `json:"mode"`
+	K           int      `json:"k"`
+	MaxAttempts int      `json:"max_attempts"`
 	// CorpusID is the corpus id of the task set the split was taken from.
 	CorpusID string `json:"corpus_id"`
 	Tasks    int    `json:"tasks"`
@@ -173,3 +173,12 @@ type EvalFault struct {
 	InstanceID string `json:"instance_id"`
 	Error      string `json:"error"`
 }
+
+// EvalMode says how a result folder was scored.
+type EvalMode string
+
+// The modes of a result folder.
+const (
+	ModeEval EvalMode = "eval" // envgap eval: one prediction a task, scored once
+	ModeRun  EvalMode = "run"  // envgap run --agent: attempts with feedback
+)

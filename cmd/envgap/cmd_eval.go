@@ -181,7 +181,7 @@ func runEval(c *cobra.Command, f *factory, opts *evalOptions) error {
 	if err != nil {
 		return err
 	}
-	meta := schemas.EvalSummary{Agent: name, Split: opts.Split, Mode: "eval", K: 1, MaxAttempts: 1}
+	meta := schemas.EvalSummary{Agent: name, Split: opts.Split, Mode: schemas.ModeEval, K: 1, MaxAttempts: 1}
 	if opts.Slurm.Slurm {
 		return runEvalSlurm(c, f, opts, tasks, builtin, meta)
 	}

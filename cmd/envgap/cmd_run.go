@@ -126,7 +126,7 @@ func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
 	if name == "" {
 		name = filepath.Base(strings.Fields(command)[0])
 	}
-	meta := schemas.EvalSummary{Agent: name, Split: opts.Split, Mode: "run", K: opts.K, MaxAttempts: opts.MaxAttempts}
+	meta := schemas.EvalSummary{Agent: name, Split: opts.Split, Mode: schemas.ModeRun, K: opts.K, MaxAttempts: opts.MaxAttempts}
 	done, err := keptRuns(opts.Out, meta, command)
 	if err != nil {
 		return err
@@ -176,7 +176,7 @@ func keptRuns(dir string, meta schemas.EvalSummary, command string) (func(string
 		return nil, usageError{fmt.Errorf("--out %s: %w (give a new folder)", dir, err)}
 	}
 	s := prev.Summary
-	if s.Mode != "run" || s.Agent != meta.Agent || s.Split != meta.Split || s.MaxAttempts != meta.MaxAttempts {
+	if s.Mode != schemas.ModeRun || s.Agent != meta.Agent || s.Split != meta.Split || s.MaxAttempts != meta.MaxAttempts {
 		return nil, usageError{fmt.Errorf("--out %s holds results of another run (%s %s on %s); give a new folder", dir, s.Mode, s.Agent, s.Split)}
 	}
 	byRun := map[string][]schemas.EvalResult{}

@@ -81,17 +81,17 @@ type Mean struct {
 // excluded tasks out; tasks an infrastructure fault left without a result are counted
 // apart (Faults) and are not in any figure either.
 type ReportRow struct {
-	Folder      string `json:"folder"`
-	Agent       string `json:"agent"`
-	Split       string `json:"split"`
-	Mode        string `json:"mode"`
-	K           int    `json:"k"`
-	MaxAttempts int    `json:"max_attempts"`
-	CorpusID    string `json:"corpus_id"`
-	Tasks       int    `json:"tasks"`
-	Excluded    int    `json:"excluded"`
-	Scored      int    `json:"scored"`
-	Faults      int    `json:"faults"`
+	Folder      string           `json:"folder"`
+	Agent       string           `json:"agent"`
+	Split       string           `json:"split"`
+	Mode        schemas.EvalMode `json:"mode"`
+	K           int              `json:"k"`
+	MaxAttempts int              `json:"max_attempts"`
+	CorpusID    string           `json:"corpus_id"`
+	Tasks       int              `json:"tasks"`
+	Excluded    int              `json:"excluded"`
+	Scored      int              `json:"scored"`
+	Faults      int              `json:"faults"`
 	// Resolved is the first attempt (the ranked score), Best the best within the
 	// attempts; each is averaged over the k runs of a task.
 	Resolved         Rate    `json:"resolved"`
@@ -255,7 +255,7 @@ func (lb *Leaderboard) Markdown(w io.Writer) error {
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range lb.Rows {
 		setting := "eval, 1 attempt"
-		if r.Mode == "run" {
+		if r.Mode == schemas.ModeRun {
 			setting = fmt.Sprintf("run, k=%d, up to %d attempts", r.K, r.MaxAttempts)
 		}
 		bestText := r.Best.text()

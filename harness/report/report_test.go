@@ -60,8 +60,8 @@ func TestReportSeparatesControlsAndDropsExcluded(t *testing.T) {
 	second := result("r2", false, true, schemas.EvalResolved)
 	second.Attempt = 2
 	agent = append(agent, second)
-	a := writeResultFolder(t, schemas.EvalSummary{Agent: "noop", Split: "reported", Mode: "eval", K: 1, MaxAttempts: 1, Tasks: 5, ExcludedIDs: []string{"x1"}}, noop)
-	b := writeResultFolder(t, schemas.EvalSummary{Agent: "my-agent", Split: "reported", Mode: "run", K: 1, MaxAttempts: 5, Tasks: 5, ExcludedIDs: []string{"x1"},
+	a := writeResultFolder(t, schemas.EvalSummary{Agent: "noop", Split: "reported", Mode: schemas.ModeEval, K: 1, MaxAttempts: 1, Tasks: 5, ExcludedIDs: []string{"x1"}}, noop)
+	b := writeResultFolder(t, schemas.EvalSummary{Agent: "my-agent", Split: "reported", Mode: schemas.ModeRun, K: 1, MaxAttempts: 5, Tasks: 5, ExcludedIDs: []string{"x1"},
 		Faults: []schemas.EvalFault{{InstanceID: "r3", Error: "engine gone"}}}, agent)
 	var folders []*ResultFolder
 	for _, d := range []string{a, b} {
@@ -122,7 +122,7 @@ func BenchmarkReport10k(b *testing.B) {
 		rs[i].D1, rs[i].D3 = []string{"requests", "numpy"}, []string{"requests"}
 		rs[i].ManifestF1 = schemas.ManifestScore{Measured: true, F1: 0.67, Precision: 0.5, Recall: 1, Phantom: []string{"numpy"}, Hidden: []string{}}
 	}
-	dir := writeResultFolder(b, schemas.EvalSummary{Agent: "bench", Split: "full", Mode: "eval", K: 1, MaxAttempts: 1, Tasks: 10000}, rs)
+	dir := writeResultFolder(b, schemas.EvalSummary{Agent: "bench", Split: "full", Mode: schemas.ModeEval, K: 1, MaxAttempts: 1, Tasks: 10000}, rs)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		f, err := ReadResultFolder(dir)

@@ -43,7 +43,7 @@ func resultFolder(t testing.TB, dir, agent, split, mode, corpus string, maxAttem
 		t.Fatal(err)
 	}
 	sum := schemas.EvalSummary{Kind: "eval_summary", SchemaVersion: schemas.EvalSchemaVersion, Agent: agent, Split: split,
-		Mode: mode, K: 1, MaxAttempts: maxAttempts, CorpusID: corpus, ExcludedIDs: []string{}}
+		Mode: schemas.EvalMode(mode), K: 1, MaxAttempts: maxAttempts, CorpusID: corpus, ExcludedIDs: []string{}}
 	var lines []byte
 	ids := map[string]bool{}
 	for _, a := range atts {

@@ -52,7 +52,7 @@ var pages = template.Must(template.New("site").Funcs(template.FuncMap{
 		return fmt.Sprintf("%.2f", n)
 	},
 	"setting": func(r report.ReportRow) string {
-		if r.Mode == "run" {
+		if r.Mode == schemas.ModeRun {
 			return fmt.Sprintf("run, k=%d, up to %d attempts", r.K, r.MaxAttempts)
 		}
 		return "eval, 1 attempt"

@@ -48,7 +48,7 @@ func syntheticRelease(n, folders int) (*Release, []*Results) {
 	for k := 0; k < folders; k++ {
 		name := fmt.Sprintf("results/agent-%02d", k)
 		sum := schemas.EvalSummary{Kind: "eval_summary", SchemaVersion: schemas.EvalSchemaVersion, Agent: fmt.Sprintf("agent-%02d", k),
-			Split: "full", Mode: "run", K: 1, MaxAttempts: 3, CorpusID: rel.CorpusID, Tasks: len(rel.Tasks)}
+			Split: "full", Mode: schemas.ModeRun, K: 1, MaxAttempts: 3, CorpusID: rel.CorpusID, Tasks: len(rel.Tasks)}
 		f := &report.ResultFolder{Dir: name, Summary: sum}
 		r := &Results{Name: name, Folder: f}
 		for j, t := range rel.Tasks {
