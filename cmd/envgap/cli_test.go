@@ -205,3 +205,26 @@ func TestLostRecords(t *testing.T) {
 		}
 	}
 }
+
+// verifyOutcomes reads envgap --json verify's report: each candidate's outcome by
+// instance id (each result is logged with its reason or error).
+func verifyOutcomes(t *testing.T, out string) map[string]string {
+	t.Helper()
+	var rep struct {
+		Results []struct {
+			InstanceID string `json:"instance_id"`
+			Outcome    string `json:"outcome"`
+			Reason     string `json:"reason"`
+			Error      string `json:"error"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("verify: %v\n%s", err, out)
+	}
+	got := map[string]string{}
+	for _, r := range rep.Results {
+		got[r.InstanceID] = r.Outcome
+		t.Logf("verify %s: %s: %s%s", r.InstanceID, r.Outcome, r.Reason, r.Error)
+	}
+	return got
+}

@@ -226,22 +226,7 @@ func TestE2EGitHubRepairedAndControl(t *testing.T) {
 	// runs with PR #3's package.json; issue #2's project runs at m3 (a control).
 	requireEngine(t, schemas.EcosystemJavaScript.Image())
 	out := cli("--json", "verify", "--git-url-template", tmpl, "--jobs", "2", "--step-timeout", "5m")
-	var vrep struct {
-		Results []struct {
-			InstanceID string `json:"instance_id"`
-			Outcome    string `json:"outcome"`
-			Reason     string `json:"reason"`
-			Error      string `json:"error"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal([]byte(out), &vrep); err != nil {
-		t.Fatalf("verify: %v\n%s", err, out)
-	}
-	got := map[string]string{}
-	for _, r := range vrep.Results {
-		got[r.InstanceID] = r.Outcome
-		t.Logf("verify %s: %s: %s%s", r.InstanceID, r.Outcome, r.Reason, r.Error)
-	}
+	got := verifyOutcomes(t, out)
 	if want := map[string]string{e2eRepaired: "verified", e2eControl: "already_works"}; !reflect.DeepEqual(got, want) {
 		for id := range want {
 			logRuns(t, st, id)

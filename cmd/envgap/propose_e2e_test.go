@@ -79,24 +79,7 @@ func TestE2EProposeReportedFix(t *testing.T) {
 	requireEngine(t, schemas.EcosystemJavaScript.Image())
 	verify := func() map[string]string {
 		t.Helper()
-		out := cli("--json", "verify", "--git-url-template", tmpl, "--step-timeout", "5m")
-		var rep struct {
-			Results []struct {
-				InstanceID string `json:"instance_id"`
-				Outcome    string `json:"outcome"`
-				Reason     string `json:"reason"`
-				Error      string `json:"error"`
-			} `json:"results"`
-		}
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatalf("verify: %v\n%s", err, out)
-		}
-		got := map[string]string{}
-		for _, r := range rep.Results {
-			got[r.InstanceID] = r.Outcome
-			t.Logf("verify %s: %s: %s%s", r.InstanceID, r.Outcome, r.Reason, r.Error)
-		}
-		return got
+		return verifyOutcomes(t, cli("--json", "verify", "--git-url-template", tmpl, "--step-timeout", "5m"))
 	}
 	if got, want := verify(), map[string]string{e2eRepaired: "not_checked", e2eControl: "already_works"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("first verify: %v, want %v", got, want)
