@@ -24,18 +24,15 @@ const (
 )
 
 // Task kinds, as in the card's exclusion table.
-const (
-	KindRepair  = "repair"
-	KindControl = "control"
-)
+const ()
 
 // Admission is what admit did with one candidate.
 type Admission struct {
-	InstanceID string         `json:"instance_id"`
-	Action     string         `json:"action"`
-	Kind       string         `json:"kind"`
-	Task       schemas.Digest `json:"task,omitzero"`
-	Previous   schemas.Digest `json:"previous,omitzero"`
+	InstanceID string           `json:"instance_id"`
+	Action     string           `json:"action"`
+	Kind       schemas.TaskKind `json:"kind"`
+	Task       schemas.Digest   `json:"task,omitzero"`
+	Previous   schemas.Digest   `json:"previous,omitzero"`
 	// Changed lists the columns an update changed.
 	Changed []string `json:"changed,omitempty"`
 	// Problems say why a row was refused, one per field.
@@ -133,14 +130,14 @@ func (r *AdmitReport) add(a Admission) {
 	}
 }
 
-// admitKind says whether a verdict makes a candidate a task: "repair" for verified,
-// "control" for a reported candidate that already works, "" otherwise.
-func admitKind(c *schemas.Candidate, v *schemas.Verdict) string {
+// admitKind says whether a verdict makes a candidate a task: a repair for verified, a
+// control for a reported candidate that already works, "" otherwise.
+func admitKind(c *schemas.Candidate, v *schemas.Verdict) schemas.TaskKind {
 	switch {
 	case v.Outcome == schemas.OutcomeVerified:
-		return KindRepair
+		return schemas.TaskRepair
 	case v.Outcome == schemas.OutcomeAlreadyWorks && c.Set == schemas.SourceReported:
-		return KindControl
+		return schemas.TaskControl
 	}
 	return ""
 }
@@ -173,7 +170,7 @@ func BuildTask(c *schemas.Candidate, v *schemas.Verdict, audit AuditResult, audi
 		t.D2Command = &d2
 	}
 	var problems []string
-	control := admitKind(c, v) == KindControl
+	control := admitKind(c, v) == schemas.TaskControl
 	if control {
 		t.IsControl = true
 		t.Patch = ""

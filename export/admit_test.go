@@ -182,7 +182,7 @@ func TestAlreadyWorksOnlyMakesReportedControls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Admitted != 1 || rep.Admissions[0].InstanceID != idControl || rep.Admissions[0].Kind != KindControl {
+	if rep.Admitted != 1 || rep.Admissions[0].InstanceID != idControl || rep.Admissions[0].Kind != schemas.TaskControl {
 		t.Fatalf("report = %+v, want only the reported control", rep)
 	}
 }

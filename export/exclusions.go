@@ -13,13 +13,12 @@ import (
 
 // ExcludedTask is one row of the card's table of tasks excluded from scoring.
 type ExcludedTask struct {
-	InstanceID string         `json:"task"`
-	Set        schemas.Source `json:"set"`
-	// Kind is "repair" or "control".
-	Kind   string `json:"kind"`
-	Reason string `json:"reason"`
-	Since  string `json:"since"`
-	ByHand bool   `json:"by_hand"`
+	InstanceID string           `json:"task"`
+	Set        schemas.Source   `json:"set"`
+	Kind       schemas.TaskKind `json:"kind"`
+	Reason     string           `json:"reason"`
+	Since      string           `json:"since"`
+	ByHand     bool             `json:"by_hand"`
 }
 
 // exclusionsOf lists the tasks of a loaded task set that are excluded from scoring, in the
@@ -37,7 +36,7 @@ func exclusionsOf(st catalog.Store, tasks []schemas.Task) ([]ExcludedTask, error
 		}
 		kind := ex.TaskKind
 		if kind == "" {
-			kind = kindOf(t)
+			kind = schemas.KindOf(t)
 		}
 		out = append(out, ExcludedTask{InstanceID: t.InstanceID, Set: t.Source, Kind: kind,
 			Reason: ex.Reason, Since: ex.Since, ByHand: ex.ByHand})
@@ -45,20 +44,13 @@ func exclusionsOf(st catalog.Store, tasks []schemas.Task) ([]ExcludedTask, error
 	return out, nil
 }
 
-func kindOf(t *schemas.Task) string {
-	if t.IsControl {
-		return KindControl
-	}
-	return KindRepair
-}
-
 // ExcludeRequest is a hand exclusion: a task found broken for a reason no recheck measures
 // (a parser misread a file, the harness cannot run the project, ...).
 type ExcludeRequest struct {
 	InstanceID string
 	Reason     string
-	// Kind is "repair" or "control"; empty takes it from the task row.
-	Kind string
+	// Kind is the task's kind; empty takes it from the task row.
+	Kind schemas.TaskKind
 	// Now is the clock (the exclusion's since); nil means time.Now.
 	Now func() time.Time
 }
@@ -86,7 +78,7 @@ func Exclude(st catalog.Store, req ExcludeRequest) (*ExcludeResult, error) {
 	if strings.ContainsAny(reason, "\n|") {
 		return nil, errors.New("exclude: the reason must be one line without '|' (it becomes a row of the card's table)")
 	}
-	if req.Kind != "" && req.Kind != KindRepair && req.Kind != KindControl {
+	if req.Kind != "" && req.Kind != schemas.TaskRepair && req.Kind != schemas.TaskControl {
 		return nil, fmt.Errorf("exclude: kind %q: want repair or control", req.Kind)
 	}
 	d, err := st.Ref(data.RefTasks + id)
@@ -102,7 +94,7 @@ func Exclude(st catalog.Store, req ExcludeRequest) (*ExcludeResult, error) {
 	}
 	kind := req.Kind
 	if kind == "" {
-		kind = kindOf(&t)
+		kind = schemas.KindOf(&t)
 	}
 	now := time.Now
 	if req.Now != nil {

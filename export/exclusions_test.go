@@ -17,7 +17,7 @@ func TestExcludeChainsAndNeverDeletes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Unchanged || first.Exclusion.TaskKind != KindControl || !first.Exclusion.ByHand || first.Exclusion.Since != "2026-09-29T12:00:00Z" || !first.Exclusion.Previous.IsZero() {
+	if first.Unchanged || first.Exclusion.TaskKind != schemas.TaskControl || !first.Exclusion.ByHand || first.Exclusion.Since != "2026-09-29T12:00:00Z" || !first.Exclusion.Previous.IsZero() {
 		t.Fatalf("first exclusion = %+v", first)
 	}
 	// The same reason again: nothing new.
@@ -27,7 +27,7 @@ func TestExcludeChainsAndNeverDeletes(t *testing.T) {
 	}
 	// A new reason supersedes it, keeps the date it was first excluded, and points back.
 	later := func() time.Time { return fixedNow().Add(48 * time.Hour) }
-	second, err := Exclude(st, ExcludeRequest{InstanceID: idControl, Reason: "The dependency list cannot be read.", Kind: KindControl, Now: later})
+	second, err := Exclude(st, ExcludeRequest{InstanceID: idControl, Reason: "The dependency list cannot be read.", Kind: schemas.TaskControl, Now: later})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestExcludeChainsAndNeverDeletes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ExcludedTask{{InstanceID: idControl, Set: schemas.SourceReported, Kind: KindControl, Reason: "The dependency list cannot be read.", Since: "2026-09-29T12:00:00Z", ByHand: true}}
+	want := []ExcludedTask{{InstanceID: idControl, Set: schemas.SourceReported, Kind: schemas.TaskControl, Reason: "The dependency list cannot be read.", Since: "2026-09-29T12:00:00Z", ByHand: true}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Exclusions = %+v, want %+v", got, want)
 	}

@@ -403,7 +403,7 @@ func TestCardFrontMatterHasTheHubShape(t *testing.T) {
 func TestCardListsExclusions(t *testing.T) {
 	st := admittedStore(t)
 	reason := "The CMake parser misread a bracket | inside a quoted string."
-	if _, err := Exclude(st, ExcludeRequest{InstanceID: idLite, Reason: strings.ReplaceAll(reason, "|", "/"), Kind: KindControl, Now: fixedNow}); err != nil {
+	if _, err := Exclude(st, ExcludeRequest{InstanceID: idLite, Reason: strings.ReplaceAll(reason, "|", "/"), Kind: schemas.TaskControl, Now: fixedNow}); err != nil {
 		t.Fatal(err)
 	}
 	out, rep := exportTo(t, st)

@@ -22,7 +22,7 @@ func checkedCandidate(st catalog.Store, c schemas.Candidate, v *schemas.Verdict)
 		}
 		return p.Apply(c), nil
 	}
-	if admitKind(&c, v) == KindControl && v.Recipe.Generated && c.MadeBy == "" {
+	if admitKind(&c, v) == schemas.TaskControl && v.Recipe.Generated && c.MadeBy == "" {
 		c.MadeBy = schemas.MadeByRecipeGenerator
 	}
 	return c, nil

@@ -180,10 +180,10 @@ type Finding struct {
 type Exclusion struct {
 	Kind       string `json:"kind"` // "exclusion"
 	InstanceID string `json:"instance_id"`
-	// TaskKind is "repair" or "control", as in the card's table.
-	TaskKind string `json:"task_kind"`
-	Reason   string `json:"reason"`
-	Since    string `json:"since"`
+	// TaskKind is TaskRepair or TaskControl, as in the card's table.
+	TaskKind TaskKind `json:"task_kind"`
+	Reason   string   `json:"reason"`
+	Since    string   `json:"since"`
 	// Recheck names the recheck that found it (its date), empty when recorded by hand.
 	Recheck  string `json:"recheck,omitempty"`
 	ByHand   bool   `json:"by_hand"`
@@ -196,4 +196,22 @@ type Release struct {
 	Date     string      `json:"date"`
 	CorpusID string      `json:"corpus_id"`
 	Tasks    []SetMember `json:"tasks"`
+}
+
+// TaskKind is what a task is in the card's tables: a repair (the project needs a fix of
+// its environment files) or a control (it works; the right move is to change nothing).
+type TaskKind string
+
+// The task kinds.
+const (
+	TaskRepair  TaskKind = "repair"
+	TaskControl TaskKind = "control"
+)
+
+// KindOf returns the kind of a task row.
+func KindOf(t *Task) TaskKind {
+	if t.IsControl {
+		return TaskControl
+	}
+	return TaskRepair
 }

@@ -14,10 +14,10 @@ import (
 
 // RecheckResult is what a recheck found for one task.
 type RecheckResult struct {
-	InstanceID string         `json:"instance_id"`
-	Kind       string         `json:"kind"` // repair or control
-	Unchanged  schemas.Digest `json:"unchanged_run,omitzero"`
-	WithFix    schemas.Digest `json:"fix_run,omitzero"`
+	InstanceID string           `json:"instance_id"`
+	Kind       schemas.TaskKind `json:"kind"`
+	Unchanged  schemas.Digest   `json:"unchanged_run,omitzero"`
+	WithFix    schemas.Digest   `json:"fix_run,omitzero"`
 	// UnchangedRuns / FixRuns: whether the unchanged project / the fixed one resolved.
 	UnchangedRuns bool   `json:"unchanged_runs"`
 	FixRuns       bool   `json:"fix_runs"`
@@ -150,10 +150,7 @@ type rechecked struct {
 
 func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, rc rechecked, opts Options) RecheckResult {
 	t, label, since := rc.task, rc.label, rc.since
-	kind := "repair"
-	if t.IsControl {
-		kind = "control"
-	}
+	kind := schemas.KindOf(&t)
 	res := RecheckResult{InstanceID: t.InstanceID, Kind: kind}
 	if prev, err := s.Store.Exclusion(t.InstanceID); err == nil && prev.Recheck != label {
 		// Excluded earlier (by hand or by another recheck): kept as it is.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/envgap/envgap/export"
+	"github.com/envgap/envgap/schemas"
 	"github.com/spf13/cobra"
 )
 
@@ -32,7 +33,7 @@ changes nothing. --kind defaults to the task's own (control when is_control).`,
 			if opts.Reason == "" {
 				return usageError{fmt.Errorf("--reason is required")}
 			}
-			if opts.Kind != "" && opts.Kind != export.KindRepair && opts.Kind != export.KindControl {
+			if opts.Kind != "" && schemas.TaskKind(opts.Kind) != schemas.TaskRepair && schemas.TaskKind(opts.Kind) != schemas.TaskControl {
 				return usageError{fmt.Errorf("--kind %q: want repair or control", opts.Kind)}
 			}
 			return runExclude(f, opts)
@@ -48,7 +49,7 @@ func runExclude(f *factory, opts *excludeOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := export.Exclude(st, export.ExcludeRequest{InstanceID: opts.ID, Reason: opts.Reason, Kind: opts.Kind})
+	res, err := export.Exclude(st, export.ExcludeRequest{InstanceID: opts.ID, Reason: opts.Reason, Kind: schemas.TaskKind(opts.Kind)})
 	if err != nil {
 		return err
 	}
