@@ -61,7 +61,7 @@ const (
 
 // CommandRunner runs a shell command in dir with env added, killing it (and its process
 // group) at timeout; it returns the exit code and whether it timed out. cmd wires the agent
-// protocol's runner (verify/agent.RunCommand).
+// protocol's runner (lib/agent.RunCommand).
 type CommandRunner func(ctx context.Context, command, dir string, env []string, timeout time.Duration) (exit int, timedOut bool, err error)
 
 // CommandAgent is an agent command run on the host in the workspace, one process per turn,
