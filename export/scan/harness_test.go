@@ -155,3 +155,54 @@ func TestFsckWalksIntoTheScan(t *testing.T) {
 		t.Errorf("fsck with the scan's review file lost: %+v", rep.Damage)
 	}
 }
+
+// TestModuleChecksumsDecided: a finding on a go.sum line of envgap's own source that is a
+// whole Go module checksum is decided false_positive by the scan itself (dependency
+// updates add such lines, and generic-api-key takes some for keys); a credential on
+// another line of the same go.sum, or in a go.sum of a subfolder, stays undecided.
+func TestModuleChecksumsDecided(t *testing.T) {
+	st, err := catalog.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := "github.com/aws/aws-sdk-go-v2/credentials v1.21.1 h1:4iuMmYSa42WMeClXjzE+HoZIeBud6o/bd00BN6WM9H4=\n" +
+		"github.com/aws/aws-sdk-go-v2/credentials v1.21.1/go.mod h1:4iuMmYSa42WMeClXjzE+HoZIeBud6o/bd00BN6WM9H4=\n"
+	tok := newFakes(13).githubPAT()
+	harness := []Text{
+		{Path: "envgap-source/go.sum", Content: sum + "example.com/x v1.0.0 token=" + tok + "\n"},
+		{Path: "envgap-source/sub/go.sum", Content: sum},
+	}
+	rec, _, err := Run(context.Background(), st, sharedScanner(t), RunOptions{Workers: 2, Now: fixedNow, Harness: harness})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decided, top, sub, tokens int
+	for _, o := range rec.Findings {
+		switch {
+		case o.Rule == "github-pat":
+			tokens++
+			if o.Decision != nil {
+				t.Errorf("a token in go.sum was decided: %+v", o.Decision)
+			}
+		case o.Path == "envgap-source/go.sum":
+			top++
+			if o.Decision != nil && o.Decision.By == AutoReviewer && o.Decision.Decision == DecisionFalsePositive {
+				decided++
+			}
+		case o.Path == "envgap-source/sub/go.sum":
+			sub++
+			if o.Decision != nil {
+				t.Errorf("a go.sum outside the module root was decided: %+v", o.Decision)
+			}
+		}
+	}
+	if tokens != 1 {
+		t.Fatalf("token findings %d, want 1: %+v", tokens, rec.Findings)
+	}
+	if top == 0 || sub == 0 {
+		t.Fatalf("the checksum lines gave no finding (top %d, sub %d): the test needs a rule that takes them for keys", top, sub)
+	}
+	if decided != top {
+		t.Errorf("%d of %d checksum findings decided", decided, top)
+	}
+}

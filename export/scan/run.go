@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -94,6 +96,7 @@ func Run(ctx context.Context, st catalog.Store, sc *Scanner, opts RunOptions) (*
 	rec.Findings = append(rec.Findings, res.Findings...)
 	rec.Notes = append(rec.Notes, res.Notes...)
 	applyDecisions(rec, opts.Review, opts.SourceReview)
+	decideModuleChecksums(rec, opts.Harness)
 	sortRecord(rec)
 	d, err := st.PutJSON(rec)
 	if err != nil {
@@ -133,6 +136,48 @@ func applyDecisions(rec *Record, rv, source *Review) {
 		if !used[d.Fingerprint] {
 			rec.StaleDecisions = append(rec.StaleDecisions, d.Fingerprint)
 		}
+	}
+}
+
+// goSumLine is one line of a go.sum file: module, version (or version/go.mod) and the
+// module's hash, "h1:" and the base64 of a SHA-256 (43 characters and one "=").
+var goSumLine = regexp.MustCompile(`^[^\s]+ v[^\s]+ h1:[A-Za-z0-9+/]{43}=$`)
+
+// decideModuleChecksums decides the undecided findings in envgap's own go.sum whose whole
+// line is a Go module checksum: the hash of a published module, which the go command
+// checks against the checksum database, not a credential. Every dependency update
+// adds such lines, and a rule such as generic-api-key takes some of them for keys; a
+// finding on any other line of the file stays for a person to decide.
+func decideModuleChecksums(rec *Record, harness []Text) {
+	var sum *Text
+	for i := range harness {
+		if path.Base(harness[i].Path) == "go.sum" && path.Dir(path.Dir(harness[i].Path)) == "." {
+			sum = &harness[i]
+		}
+	}
+	if sum == nil {
+		return
+	}
+	for i := range rec.Findings {
+		o := &rec.Findings[i]
+		if o.Field != FieldHarness || o.Path != sum.Path || o.Decision != nil {
+			continue
+		}
+		if o.Start < 0 || o.End > int64(len(sum.Content)) || o.Start > o.End {
+			continue
+		}
+		lineStart := strings.LastIndexByte(sum.Content[:o.Start], '\n') + 1
+		lineEnd := len(sum.Content)
+		if j := strings.IndexByte(sum.Content[o.End:], '\n'); j >= 0 {
+			lineEnd = int(o.End) + j
+		}
+		if !goSumLine.MatchString(strings.TrimSuffix(sum.Content[lineStart:lineEnd], "\r")) {
+			continue
+		}
+		o.Decision = &Decision{Fingerprint: o.Fingerprint, Decision: DecisionFalsePositive,
+			Reason: "a Go module checksum in envgap's own go.sum (the hash of published module content), not a credential",
+			Card:   "a Go module checksum in envgap's go.sum", Field: o.Field, Path: o.Path,
+			Rule: o.Rule, By: AutoReviewer, At: rec.ScannedAt}
 	}
 }
 
