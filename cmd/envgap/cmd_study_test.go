@@ -124,10 +124,20 @@ func TestStudyRunScripted(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "study")
 	store := filepath.Join(t.TempDir(), "store")
 	agentCmd := "bash " + mustAbs(t, "../../data/demo/agents/study-agent.sh")
+	// The study folder is given relative to the working directory, as the demo gives it:
+	// the agent, run in its workspace, must still find its prompt and feedback files.
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	relOut, err := filepath.Rel(wd, out)
+	if err != nil || filepath.IsAbs(relOut) {
+		t.Fatalf("relative study folder: %q %v", relOut, err)
+	}
 	run := func(langs, only string) string {
 		t.Helper()
 		got, err := runCLI(t, "--store", store, "study", "run", "--agent", agentCmd, "--agent-name", "scripted",
-			"--languages", langs, "--only", only, "--max-repairs", "2", "--out", out, "--problems", "../../data/problems.json")
+			"--languages", langs, "--only", only, "--max-repairs", "2", "--out", relOut, "--problems", "../../data/problems.json")
 		if err != nil {
 			t.Fatalf("study run %s %s: %v\n%s", langs, only, err, got)
 		}

@@ -172,6 +172,12 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 	if o.Jobs < 1 {
 		o.Jobs = 1
 	}
+	// The agent runs in its workspace: every path it is given must hold from there.
+	out, err := filepath.Abs(o.Out)
+	if err != nil {
+		return nil, fmt.Errorf("study folder %s: %w", o.Out, err)
+	}
+	o.Out = out
 	// Leftovers of a run killed while writing a project.
 	tmpRoot := filepath.Join(o.Out, ".work")
 	if err := os.RemoveAll(tmpRoot); err != nil {
