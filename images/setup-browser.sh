@@ -13,6 +13,8 @@ set -euo pipefail
 BIN=/usr/bin/chromium
 log() { echo "setup-browser: $*" >&2; }
 die() { echo "setup-browser: error: $*" >&2; exit 1; }
+# shellcheck source=images/lib-apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-apt.sh"
 
 works() { [ -x "$BIN" ] && "$BIN" --headless --no-sandbox --disable-gpu --version >/dev/null 2>&1; }
 
@@ -24,16 +26,6 @@ fi
 
 [ "$(id -u)" = 0 ] || die "run as root (it installs the OS package chromium)"
 
-install() {
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get -o DPkg::Lock::Timeout=600 update -qq >&2 &&
-		apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends chromium fonts-dejavu-core >&2
-}
-log "installing chromium"
-if ! install; then
-	log "install failed; trying once more in 20 s"
-	sleep 20
-	install || die "apt-get install chromium failed twice"
-fi
+apt_install chromium fonts-dejavu-core
 works || die "$BIN does not run after the install"
 echo "browser: $("$BIN" --version 2>/dev/null | head -n 1)"

@@ -39,6 +39,8 @@ WAIT_SECONDS="${ENVGAP_ENGINE_WAIT:-60}"
 
 log() { echo "setup-engine: $*" >&2; }
 die() { echo "setup-engine: error: $*" >&2; exit 1; }
+# shellcheck source=images/lib-apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-apt.sh"
 
 # api_answers HOST: true if a Docker Engine API answers at HOST (unix:// or tcp://).
 api_answers() {
@@ -69,20 +71,7 @@ done
 
 # 2a. Packages, only what is missing. catatonit is the init process of
 # containers created with Init (HostConfig.Init / --init).
-missing=()
-for pkg in podman runc catatonit debootstrap iptables iproute2; do
-	if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
-		missing+=("$pkg")
-	fi
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-	log "installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq >&2
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-else
-	log "podman, runc, catatonit, debootstrap, iptables and iproute2 are installed"
-fi
+apt_install podman runc catatonit debootstrap iptables iproute2
 
 # 2b. Engine configuration. default_ulimits = [] avoids "setrlimit RLIMIT_NOFILE:
 # Operation not permitted"; runc (not crun) accepts hybrid cgroup v1 hosts.

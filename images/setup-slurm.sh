@@ -26,6 +26,8 @@ WAIT_SECONDS="${ENVGAP_SLURM_WAIT:-60}"
 
 log() { echo "setup-slurm: $*" >&2; }
 die() { echo "setup-slurm: error: $*" >&2; exit 1; }
+# shellcheck source=images/lib-apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-apt.sh"
 
 # usable_partitions: the partitions that are up with at least one node that can take a job
 # (a state with a suffix such as idle* means the node does not answer).
@@ -53,22 +55,7 @@ fi
 [ "$(id -u)" = 0 ] || die "run as root (it installs packages and starts system daemons)"
 
 # 2a. Packages, only what is missing.
-missing=()
-for pkg in slurm-wlm slurmctld slurmd slurm-client munge; do
-	if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
-		missing+=("$pkg")
-	fi
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-	log "installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq >&2
-	# The packages' own start-up hooks may fail where no init system runs; the daemons
-	# are started below.
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-else
-	log "slurm-wlm and munge are installed"
-fi
+apt_install slurm-wlm slurmctld slurmd slurm-client munge
 
 # 2b. munge: a key, then the daemon.
 mkdir -p /etc/munge /run/munge /var/log/munge /var/lib/munge

@@ -1,0 +1,32 @@
+# Sourced by images/setup-engine.sh, setup-slurm.sh and setup-browser.sh (not run alone):
+# the OS package install the set-ups share. The sourcing script defines log and die.
+
+# apt_install PKG...: installs those of the packages that are not installed yet,
+# with apt's lock timeout (another apt run on the machine is waited for, not failed
+# on) and one retry after 20 s; says when all are already installed. The packages'
+# own start-up hooks may fail where no init system runs: the set-ups start their
+# daemons themselves.
+apt_install() {
+	local missing=() pkg
+	for pkg in "$@"; do
+		if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+			missing+=("$pkg")
+		fi
+	done
+	if [ "${#missing[@]}" -eq 0 ]; then
+		log "$* are installed"
+		return 0
+	fi
+	log "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	if ! apt_install_once "${missing[@]}"; then
+		log "install failed; trying once more in 20 s"
+		sleep 20
+		apt_install_once "${missing[@]}" || die "apt-get install ${missing[*]} failed twice"
+	fi
+}
+
+apt_install_once() {
+	apt-get -o DPkg::Lock::Timeout=600 update -qq >&2 &&
+		apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "$@" >&2
+}
