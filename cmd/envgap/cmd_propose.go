@@ -20,6 +20,7 @@ type proposeOptions struct {
 	AttemptTimeout time.Duration
 	WorkDir        string
 	Keep           string
+	builtinFlags
 }
 
 func newProposeCommand(f *factory) *cobra.Command {
@@ -35,6 +36,10 @@ base_commit only, with the task file, plus the reproduction's failing log
 propose its own commands ($ENVGAP_COMMANDS_FILE) where the generated ones are wrong. It may
 run repro_command in the evaluation container ($ENVGAP_REPRO).
 
+--agent openai|bedrock --model ID is envgap's own agent, with run's flags (docs/agents.md):
+it acts in a box from the evaluation image, reads the failing log and the commands in its
+task text, and proposes the fix only (made_by "model").
+
 Its changes become a proposal, a record of its own linked to the candidate's digest (the
 candidate stays as crawled): the files (environment files only: a source edit is refused, with
 the reason), the patch, the commands, made_by ("AI assistant" with commands, "model" with the
@@ -42,11 +47,14 @@ fix only), the agent command, its trajectory and cost. Run envgap verify next: i
 proposal like any fix (fails before with the expected failure, runs after); the first that
 verifies wins, and admit takes its fix, commands and made_by. An unchanged candidate is not
 asked again with the same agent.`,
-		Example: "  envgap propose --agent 'my-agent --model m'\n  envgap propose --agent ./fix.sh --ids envgap__o__r-12 --attempt-timeout 30m",
+		Example: "  envgap propose --agent bedrock --model MODEL\n  envgap propose --agent 'my-agent --model m'\n  envgap propose --agent ./fix.sh --ids envgap__o__r-12 --attempt-timeout 30m",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			if strings.TrimSpace(opts.Agent) == "" {
-				return usageError{errors.New("--agent CMD is required")}
+				return usageError{errors.New("--agent is required (openai, bedrock or an agent command)")}
+			}
+			if err := opts.builtinFlags.checkBuiltin(opts.Agent); err != nil {
+				return err
 			}
 			if c.Flags().Changed("timeout") {
 				fmt.Fprintln(f.Err, "envgap: --timeout is deprecated: use --attempt-timeout (the same flag as envgap run's)")
@@ -57,7 +65,8 @@ asked again with the same agent.`,
 			return f.run(c, opts, func() error { return runPropose(c, f, opts) })
 		},
 	}
-	c.Flags().StringVar(&opts.Agent, "agent", "", "the agent command, run with sh -c in the workspace")
+	c.Flags().StringVar(&opts.Agent, "agent", "", "openai or bedrock (envgap's own agent with --model, acting in a box), or an agent command (run with sh -c in the workspace)")
+	opts.builtinFlags.add(c)
 	c.Flags().StringSliceVar(&opts.IDs, "ids", nil, "candidates to ask for (comma-separated or repeated; default every eligible one)")
 	c.Flags().DurationVar(&opts.AttemptTimeout, "attempt-timeout", 20*time.Minute, "time limit of the agent on one candidate")
 	c.Flags().DurationVar(&opts.AttemptTimeout, "timeout", 20*time.Minute, "the old name of --attempt-timeout")
@@ -74,11 +83,15 @@ func runPropose(c *cobra.Command, f *factory, opts *proposeOptions) error {
 		return err
 	}
 	defer sess.Close()
+	builtin, err := opts.builtinFlags.agent(c.Context(), opts.Agent, f)
+	if err != nil {
+		return err
+	}
 	repro := reproCommand()
 	progress := f.newProgress()
 	rep, err := propose.Run(c.Context(), propose.Options{
 		Store: sess.Stage.Store, Runner: sess.Stage, Checkout: vo.Checkout, Limits: vo.Limits, Materialize: materialize(opts.GitURLTemplate), Patch: lite.Patch,
-		Agent: opts.Agent, Timeout: opts.AttemptTimeout, IDs: opts.IDs, WorkDir: opts.WorkDir, OutDir: opts.Keep,
+		Agent: opts.Agent, Builtin: builtin, Timeout: opts.AttemptTimeout, IDs: opts.IDs, WorkDir: opts.WorkDir, OutDir: opts.Keep,
 		ReproCommand: repro,
 		Progress: func(r propose.Result) {
 			switch {

@@ -129,6 +129,39 @@ func TestE2EProposeReportedFix(t *testing.T) {
 		t.Errorf("asked again: %v", r)
 	}
 
+	// envgap's own agent proposes too (run's flags): the scripted model answers only a
+	// task text holding the reproduction's failing log; it looks at the project in its box
+	// and rewrites the source, which is refused like the command agent's source edit.
+	base := serveScript(t, `{"model":"scripted-propose","conversations":[{"match":"Cannot find module 'left-pad'","turns":[
+	 {"tool_calls":[{"name":"bash","input":{"command":"cat package.json index.js"}}],"usage":{"input_tokens":300,"output_tokens":10}},
+	 {"tool_calls":[{"name":"write_file","input":{"path":"index.js","content":"console.log('42'.padStart(5, '0'));\n"}}],"usage":{"input_tokens":350,"output_tokens":10}},
+	 {"tool_calls":[{"name":"finish","input":{}}],"usage":{"input_tokens":400,"output_tokens":5}}]}]}`)
+	var brep struct {
+		Results []map[string]any `json:"results"`
+	}
+	bout := cli("--json", "propose", "--agent", "openai", "--model", "scripted-propose", "--base-url", base, "--git-url-template", tmpl,
+		"--attempt-timeout", "5m", "--price-in", "1", "--price-out", "1")
+	if err := json.Unmarshal([]byte(bout), &brep); err != nil || len(brep.Results) != 1 {
+		t.Fatalf("propose --agent openai: %v\n%s", err, bout)
+	}
+	br := brep.Results[0]
+	if br["error"] != nil || br["refused"] == nil || !strings.Contains(br["refused"].(string), "changes source file index.js") || br["proposal"] == good["proposal"] {
+		t.Fatalf("built-in agent's proposal: %v", br)
+	}
+	var bp schemas.Proposal
+	if d, err := schemas.ParseDigest(br["proposal"].(string)); err != nil {
+		t.Fatal(err)
+	} else if err := st.GetJSON(d, &bp); err != nil {
+		t.Fatal(err)
+	}
+	if bp.Agent != "openai:scripted-propose" || bp.Run == nil || bp.Run.Turns != 3 || bp.Run.InputTokens != 1050 || bp.CostUSD == nil || bp.Trajectory.IsZero() {
+		t.Errorf("built-in proposal record: agent %q run %+v cost %v trajectory %v", bp.Agent, bp.Run, bp.CostUSD, bp.Trajectory)
+	}
+	// Bad input is refused before anything starts.
+	if _, _, err := runGitHubCLI(t, cliTestToken, "--store", store, "propose", "--agent", "openai"); exitCode(err) != exitUsage {
+		t.Errorf("propose --agent openai without --model: %v", err)
+	}
+
 	if got := verify(); got[e2eRepaired] != "verified" {
 		t.Fatalf("second verify: %v, want issue #1 verified with the working proposal", got)
 	}

@@ -54,6 +54,9 @@ type BuiltinAttempt struct {
 	Runner         core.SpecRunner
 	Store          data.ObjectReader
 	Limits         sandbox.Limits
+	// Context is more text for the model after the task (propose: the reproduction's
+	// failing log and the commands it ran); empty: none.
+	Context string
 }
 
 // ActBuiltin runs one attempt of a built-in agent: a box from the task's evaluation image
@@ -79,6 +82,9 @@ func ActBuiltin(ctx context.Context, ws *Workspace, b *Builtin, at BuiltinAttemp
 	task, err := loop.TaskText(View(t), n, at.MaxAttempts, feedback, 4*lim.OutputBytes)
 	if err != nil {
 		return nil, err
+	}
+	if at.Context != "" {
+		task += "\n" + loop.Cap([]byte(at.Context), int64(len(at.Context)), 4*lim.OutputBytes) + "\n"
 	}
 	actx, cancel := context.WithTimeout(ctx, at.Timeout)
 	defer cancel()

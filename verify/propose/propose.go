@@ -65,7 +65,10 @@ type Options struct {
 	Materialize agent.MaterializeFunc
 	Patch       PatchFunc
 	// Agent is the agent command, run with sh -c in the workspace.
-	Agent   string
+	Agent string
+	// Builtin is envgap's own model agent (propose --agent openai|bedrock), acting in a
+	// box; when set, Agent is ignored and Runner must open boxes (agent.BoxOpener).
+	Builtin *agent.Builtin
 	Timeout time.Duration
 	// IDs restricts the run to these candidates; empty: every Reported candidate whose
 	// failure reproduces and that has no fix.
@@ -242,7 +245,7 @@ func one(ctx context.Context, tg target, opts Options) Result {
 		res.Error = err.Error()
 		return res
 	}
-	key, err := schemas.DigestOf(memoKey{Version, c.Digest, tg.rd, opts.Agent})
+	key, err := schemas.DigestOf(memoKey{Version, c.Digest, tg.rd, agentName(opts)})
 	if err != nil {
 		return fail(err)
 	}
@@ -351,12 +354,21 @@ func ask(ctx context.Context, tg target, opts Options) (*schemas.Proposal, error
 	if err := os.WriteFile(commandsFile, nil, 0o644); err != nil {
 		return nil, err
 	}
-	act, err := agent.Act(ctx, ws, agent.ActOptions{Command: opts.Agent, Env: env, Timeout: opts.Timeout, Keep: keep, Writable: []string{commandsFile}})
+	var act *agent.Action
+	if opts.Builtin != nil {
+		// The built-in agent reads the failing log and the commands in its task text (it
+		// writes only the workspace: its proposal is the fix, made_by model).
+		at := agent.BuiltinAttempt{N: 1, MaxAttempts: 1, Timeout: opts.Timeout, Runner: opts.Runner, Store: opts.Store, Limits: opts.Limits,
+			Context: fmt.Sprintf("This failure was reproduced in a clean container. Its failing log:\n%s\nThe commands it ran (the task's recipe):\n%s", log, recipe)}
+		act, err = agent.ActBuiltin(ctx, ws, opts.Builtin, at, keep)
+	} else {
+		act, err = agent.Act(ctx, ws, agent.ActOptions{Command: opts.Agent, Env: env, Timeout: opts.Timeout, Keep: keep, Writable: []string{commandsFile}})
+	}
 	if err != nil {
 		return nil, err
 	}
 	p := &schemas.Proposal{Kind: "proposal", InstanceID: c.InstanceID, Candidate: c.Digest, Reproduction: tg.rd,
-		Agent: opts.Agent, MadeBy: schemas.MadeByModel, GoldFiles: []schemas.File{}, CostUSD: act.CostUSD, Run: act.Info,
+		Agent: agentName(opts), MadeBy: schemas.MadeByModel, GoldFiles: []schemas.File{}, CostUSD: act.CostUSD, Run: act.Info,
 		ProposedAt: opts.Now().UTC().Format(time.RFC3339Nano)}
 	if len(act.Trajectory) > 0 {
 		b, err := json.Marshal(act.Trajectory)
@@ -410,6 +422,14 @@ func ask(ctx context.Context, tg target, opts Options) (*schemas.Proposal, error
 		return nil, err
 	}
 	return p, nil
+}
+
+// agentName is how proposals name the agent: its command, or provider:model.
+func agentName(opts Options) string {
+	if opts.Builtin != nil {
+		return opts.Builtin.Label()
+	}
+	return opts.Agent
 }
 
 // baseOf returns the project at base_commit as the evaluation core sees it.
