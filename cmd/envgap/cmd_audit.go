@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/export/audit"
+	"github.com/envgap/envgap/lib/safeinstall"
 	"github.com/spf13/cobra"
 )
 
@@ -24,30 +25,30 @@ type auditUpstreams struct {
 }
 
 func (o *auditUpstreams) addFlags(c *cobra.Command) {
-	c.Flags().StringVar(&o.PyPI, "pypi", audit.DefaultPyPIURL, "PyPI base URL (JSON API)")
+	c.Flags().StringVar(&o.PyPI, "pypi", safeinstall.DefaultPyPIURL, "PyPI base URL (JSON API)")
 	c.Flags().StringVar(&o.NPMRegistry, "npm-registry", "", "npm registry URL (default: npm config get registry)")
-	c.Flags().StringVar(&o.Maven, "maven", audit.DefaultMavenURL, "Maven Central search base URL")
-	c.Flags().StringVar(&o.OSVURL, "osv-url", audit.DefaultOSVURL, "OSV API base URL")
+	c.Flags().StringVar(&o.Maven, "maven", safeinstall.DefaultMavenURL, "Maven Central search base URL")
+	c.Flags().StringVar(&o.OSVURL, "osv-url", safeinstall.DefaultOSVURL, "OSV API base URL")
 	c.Flags().StringVar(&o.OSVFile, "osv", "", "local OSV records file (JSON array or JSON Lines) instead of the OSV API")
 	c.Flags().DurationVar(&o.Timeout, "timeout", 30*time.Second, "timeout of each registry request")
 }
 
-// auditor builds the auditor of the upstreams, and a name of what it asks (the OSV file
+// checker builds the safe-install check of the upstreams, and a name of what it asks (the OSV file
 // by the digest of its content).
-func (o *auditUpstreams) auditor(ctx context.Context) (*audit.Auditor, string, error) {
+func (o *auditUpstreams) checker(ctx context.Context) (*safeinstall.Checker, string, error) {
 	npmURL, err := npmRegistry(ctx, o.NPMRegistry)
 	if err != nil {
 		return nil, "", usageError{fmt.Errorf("%w (or pass --npm-registry URL)", err)}
 	}
 	client := &http.Client{Timeout: o.Timeout}
-	a := &audit.Auditor{
-		PyPI:  &audit.PyPI{Base: o.PyPI, Client: client},
-		NPM:   &audit.NPM{Base: npmURL, Client: client},
-		Maven: &audit.Maven{Base: o.Maven, Client: client},
-		OSV:   &audit.OSVAPI{Base: o.OSVURL, Client: client},
+	a := &safeinstall.Checker{
+		PyPI:  &safeinstall.PyPI{Base: o.PyPI, Client: client},
+		NPM:   &safeinstall.NPM{Base: npmURL, Client: client},
+		Maven: &safeinstall.Maven{Base: o.Maven, Client: client},
+		OSV:   &safeinstall.OSVAPI{Base: o.OSVURL, Client: client},
 	}
 	if o.OSVFile != "" {
-		db, err := audit.LoadOSVFile(o.OSVFile)
+		db, err := safeinstall.LoadOSVFile(o.OSVFile)
 		if err != nil {
 			return nil, "", usageError{err}
 		}
@@ -97,10 +98,11 @@ func runAudit(ctx context.Context, f *factory, o *auditOptions) error {
 	if err != nil {
 		return err
 	}
-	a, _, err := o.auditor(ctx)
+	c, _, err := o.checker(ctx)
 	if err != nil {
 		return err
 	}
+	a := &audit.Auditor{Checker: *c}
 	opts := audit.RunOptions{MaxAge: o.MaxAge}
 	if o.Refresh {
 		opts.MaxAge = 0

@@ -2,15 +2,14 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
-	"github.com/envgap/envgap/export/audit"
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/harness/tasks"
+	"github.com/envgap/envgap/lib/safeinstall"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
 	"github.com/spf13/cobra"
@@ -77,17 +76,17 @@ func (o *scoringOptions) splitTasks(f *factory) ([]schemas.Task, error) {
 }
 
 // evaluator opens the engines and the registry proxy and returns the evaluator with the
-// audit's safe-install share wired in.
+// safe-install check wired in.
 func (o *scoringOptions) evaluator(c *cobra.Command, f *factory) (*eval.Evaluator, *verify.Session, error) {
 	ev := &eval.Evaluator{}
 	if !o.NoSafeInstall {
-		a, source, err := o.auditor(c.Context())
+		check, source, err := o.checker(c.Context())
 		if err != nil {
 			return nil, nil, err
 		}
-		// The audit's rules are part of the memo key: a changed safe-install rule scores
+		// The check's rules are part of the memo key: a changed safe-install rule scores
 		// again (without a container).
-		ev.SafeInstall, ev.SafeInstallSource = safeInstall(a), source+" rules="+audit.RulesVersion
+		ev.SafeInstall, ev.SafeInstallSource = check, source+" rules="+safeinstall.RulesVersion
 	}
 	sess, vo, err := o.open(c, f)
 	if err != nil {
@@ -95,21 +94,6 @@ func (o *scoringOptions) evaluator(c *cobra.Command, f *factory) (*eval.Evaluato
 	}
 	ev.Store, ev.Runner, ev.Checkout, ev.Limits = sess.Stage.Store, sess.Stage, vo.Checkout, vo.Limits
 	return ev, sess, nil
-}
-
-// safeInstall is the audit's safe-install share as the evaluator asks for it.
-func safeInstall(a *audit.Auditor) eval.SafeInstallFunc {
-	return func(ctx context.Context, eco schemas.Ecosystem, date string, declared []schemas.Dependency) (schemas.SafeInstallScore, error) {
-		s, _, err := audit.SafeInstall(ctx, declared, eco, date, a)
-		if err != nil {
-			return schemas.SafeInstallScore{}, err
-		}
-		out := schemas.SafeInstallScore{Measured: s.Total > 0, Safe: s.Safe, Total: s.Total, Share: s.Share, Unchecked: s.Unchecked}
-		if s.Total == 0 {
-			out.Reason = fmt.Sprintf("nothing to measure: no declared package has a registry here (%d not checked)", s.Unchecked)
-		}
-		return out, nil
-	}
 }
 
 type evalOptions struct {

@@ -15,15 +15,16 @@ import (
 
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/lib/safeinstall"
 	"github.com/envgap/envgap/schemas"
 )
 
-// fakeUpstreams serves testdata/ in the real wire formats: PyPI's JSON API under /pypi/,
-// npm packuments under /npm/, Maven Central's search under /maven/, and OSV's querybatch.
+// fakeUpstreams serves testdata/ in the real wire formats: safeinstall.PyPI's JSON API under /pypi/,
+// npm packuments under /npm/, safeinstall.Maven Central's search under /maven/, and OSV's querybatch.
 // A package named "flaky" answers 503.
 func fakeUpstreams(t *testing.T) *httptest.Server {
 	t.Helper()
-	osvDB, err := LoadOSVFile("testdata/osv.json")
+	osvDB, err := safeinstall.LoadOSVFile("testdata/osv.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func fakeUpstreams(t *testing.T) *httptest.Server {
 			http.Error(w, "upstream timeout", http.StatusServiceUnavailable)
 			return
 		}
-		serveFile(w, filepath.Join("testdata", "pypi", normalizePython(name)+".json"))
+		serveFile(w, filepath.Join("testdata", "pypi", safeinstall.Key(schemas.EcosystemPython, name)+".json"))
 	})
 	mux.HandleFunc("GET /npm/", func(w http.ResponseWriter, r *http.Request) {
 		name := strings.TrimPrefix(r.URL.Path, "/npm/")
@@ -101,7 +102,7 @@ func fakeUpstreams(t *testing.T) *httptest.Server {
 		for _, q := range req.Queries {
 			var res result
 			for _, rec := range osvDB.Records {
-				if Affects(rec, Query{q.Package.Ecosystem, q.Package.Name, q.Version}) {
+				if safeinstall.Affects(rec, safeinstall.Query{Ecosystem: q.Package.Ecosystem, Name: q.Package.Name, Version: q.Version}) {
 					res.Vulns = append(res.Vulns, vuln{rec.ID, rec.Modified})
 				}
 			}
@@ -118,15 +119,14 @@ func fakeUpstreams(t *testing.T) *httptest.Server {
 func testAuditor(srv *httptest.Server, osvFromFile bool) *Auditor {
 	c := srv.Client()
 	c.Timeout = 10 * time.Second
-	a := &Auditor{
-		PyPI:  &PyPI{Base: srv.URL, Client: c},
-		NPM:   &NPM{Base: srv.URL + "/npm", Client: c},
-		Maven: &Maven{Base: srv.URL + "/maven", Client: c},
-		OSV:   &OSVAPI{Base: srv.URL, Client: c},
-		Now:   func() time.Time { return time.Date(2026, 9, 28, 0, 0, 0, 0, time.UTC) },
-	}
+	a := &Auditor{Checker: safeinstall.Checker{
+		PyPI:  &safeinstall.PyPI{Base: srv.URL, Client: c},
+		NPM:   &safeinstall.NPM{Base: srv.URL + "/npm", Client: c},
+		Maven: &safeinstall.Maven{Base: srv.URL + "/maven", Client: c},
+		OSV:   &safeinstall.OSVAPI{Base: srv.URL, Client: c},
+	}, Now: func() time.Time { return time.Date(2026, 9, 28, 0, 0, 0, 0, time.UTC) }}
 	if osvFromFile {
-		a.OSV, _ = LoadOSVFile("testdata/osv.json")
+		a.OSV, _ = safeinstall.LoadOSVFile("testdata/osv.json")
 	}
 	return a
 }
@@ -149,8 +149,8 @@ func pyInput() Input {
 	}
 }
 
-func byName(rec *Record) map[string]PackageResult {
-	m := map[string]PackageResult{}
+func byName(rec *Record) map[string]safeinstall.PackageResult {
+	m := map[string]safeinstall.PackageResult{}
 	for _, p := range rec.Packages {
 		m[p.Name] = p
 	}
@@ -176,13 +176,13 @@ func TestAuditPython(t *testing.T) {
 				ver   string
 			}{
 				// A constraint, not an exact pin: not unpinned (the card's example fix).
-				"cython": {RoleChanged, nil, nil, "0.29.36"},
-				// No constraint at all: unpinned.
-				"brand-new": {RoleAdded, []schemas.SecurityFlag{schemas.FlagUnpinned}, nil, ""},
-				"requests":  {RoleUnchanged, nil, nil, "2.28.0"},
-				"PyYAML":    {RoleAdded, []schemas.SecurityFlag{schemas.FlagVulnerable}, []string{"PYSEC-2021-142"}, "5.3"},
-				"typo-pkg":  {RoleAdded, []schemas.SecurityFlag{schemas.FlagNonexistent}, nil, "1.0"},
-				"oldlib":    {RoleDropped, []schemas.SecurityFlag{schemas.FlagRemoved}, nil, "0.1"},
+				"cython": {safeinstall.RoleChanged, nil, nil, "0.29.36"},
+				// safeinstall.No constraint at all: unpinned.
+				"brand-new": {safeinstall.RoleAdded, []schemas.SecurityFlag{schemas.FlagUnpinned}, nil, ""},
+				"requests":  {safeinstall.RoleUnchanged, nil, nil, "2.28.0"},
+				"PyYAML":    {safeinstall.RoleAdded, []schemas.SecurityFlag{schemas.FlagVulnerable}, []string{"PYSEC-2021-142"}, "5.3"},
+				"typo-pkg":  {safeinstall.RoleAdded, []schemas.SecurityFlag{schemas.FlagNonexistent}, nil, "1.0"},
+				"oldlib":    {safeinstall.RoleDropped, []schemas.SecurityFlag{schemas.FlagRemoved}, nil, "0.1"},
 			}
 			got := byName(rec)
 			if len(got) != len(want) {
@@ -208,7 +208,7 @@ func TestAuditPython(t *testing.T) {
 				}
 			}
 			// requests is the only safe one of the five after-fix packages.
-			if rec.SafeInstall != (Safety{Safe: 1, Total: 5, Share: 0.2}) {
+			if rec.SafeInstall != (safeinstall.Safety{Safe: 1, Total: 5, Share: 0.2}) {
 				t.Errorf("safe install %+v", rec.SafeInstall)
 			}
 		})
@@ -232,30 +232,30 @@ func TestAuditNPMAndMaven(t *testing.T) {
 		eco  schemas.Ecosystem
 		deps []schemas.Dependency
 		want map[string][]schemas.SecurityFlag
-		safe Safety
+		safe safeinstall.Safety
 	}{
 		{"npm", schemas.EcosystemJavaScript,
 			[]schemas.Dependency{dep("left-pad", "1.3.0", true), dep("lodash", "4.17.20", true), dep("gone-pkg", "1.0.0", true),
 				dep("@scope/widget", "^2.0.0", false), dep("nope-not-here", "1.0.0", true)},
 			map[string][]schemas.SecurityFlag{"left-pad": nil, "lodash": {schemas.FlagVulnerable}, "gone-pkg": {schemas.FlagNonexistent},
 				"@scope/widget": nil, "nope-not-here": {schemas.FlagNonexistent}},
-			Safety{Safe: 1, Total: 5, Share: 0.2}},
+			safeinstall.Safety{Safe: 1, Total: 5, Share: 0.2}},
 		{"npm without a constraint", schemas.EcosystemJavaScript,
 			[]schemas.Dependency{dep("@scope/widget", "*", false), dep("left-pad", "", false)},
 			map[string][]schemas.SecurityFlag{"@scope/widget": {schemas.FlagUnpinned}, "left-pad": {schemas.FlagUnpinned}},
-			Safety{Safe: 0, Total: 2}},
+			safeinstall.Safety{Safe: 0, Total: 2}},
 		{"maven", schemas.EcosystemJava,
 			[]schemas.Dependency{dep("junit:junit", "4.13.2", true), dep("com.example:missing", "1.0", true)},
 			map[string][]schemas.SecurityFlag{"junit:junit": nil, "com.example:missing": {schemas.FlagNonexistent}},
-			Safety{Safe: 1, Total: 2, Share: 0.5}},
+			safeinstall.Safety{Safe: 1, Total: 2, Share: 0.5}},
 		{"cpp is not checked", schemas.EcosystemCPP,
 			[]schemas.Dependency{dep("PNG", "", false)},
 			map[string][]schemas.SecurityFlag{"PNG": nil},
-			Safety{Unchecked: 1}},
+			safeinstall.Safety{Unchecked: 1}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s, pkgs, err := SafeInstall(context.Background(), c.deps, c.eco, "2021-06-01T00:00:00Z", a)
+			s, pkgs, err := a.SafeInstall(context.Background(), c.eco, "2021-06-01T00:00:00Z", c.deps)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,16 +274,15 @@ func TestAuditNPMAndMaven(t *testing.T) {
 func TestExistedAtDate(t *testing.T) {
 	srv := fakeUpstreams(t)
 	a := testAuditor(srv, false)
-	_, pkgs, err := SafeInstall(context.Background(), []schemas.Dependency{dep("brand-new", "==1.0.0", true), dep("requests", "==2.28.0", true)},
-		schemas.EcosystemPython, "2023-01-01T00:00:00Z", a)
+	_, pkgs, err := a.SafeInstall(context.Background(), schemas.EcosystemPython, "2023-01-01T00:00:00Z", []schemas.Dependency{dep("brand-new", "==1.0.0", true), dep("requests", "==2.28.0", true)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]Tri{}
+	got := map[string]safeinstall.Tri{}
 	for _, p := range pkgs {
 		got[p.Name] = p.ExistedAtDate
 	}
-	if got["brand-new"] != No || got["requests"] != Yes {
+	if got["brand-new"] != safeinstall.No || got["requests"] != safeinstall.Yes {
 		t.Errorf("existed at date: %v", got)
 	}
 }
@@ -300,14 +299,14 @@ func TestUpstreamErrors(t *testing.T) {
 		{"npm 502", schemas.EcosystemJavaScript, func() *Auditor { return testAuditor(srv, false) }},
 		{"unreachable", schemas.EcosystemPython, func() *Auditor {
 			a := testAuditor(srv, false)
-			a.PyPI = &PyPI{Base: "http://127.0.0.1:1", Client: &http.Client{Timeout: 2 * time.Second}}
+			a.PyPI = &safeinstall.PyPI{Base: "http://127.0.0.1:1", Client: &http.Client{Timeout: 2 * time.Second}}
 			return a
 		}},
 		{"osv 500", schemas.EcosystemPython, func() *Auditor {
 			a := testAuditor(srv, false)
 			bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) }))
 			t.Cleanup(bad.Close)
-			a.OSV = &OSVAPI{Base: bad.URL, Client: bad.Client()}
+			a.OSV = &safeinstall.OSVAPI{Base: bad.URL, Client: bad.Client()}
 			return a
 		}},
 	}
@@ -317,7 +316,7 @@ func TestUpstreamErrors(t *testing.T) {
 			if c.name == "unreachable" || c.name == "osv 500" {
 				deps = []schemas.Dependency{dep("requests", "==2.28.0", true)}
 			}
-			_, pkgs, err := SafeInstall(context.Background(), deps, c.eco, "2023-01-01T00:00:00Z", c.a())
+			_, pkgs, err := c.a().SafeInstall(context.Background(), c.eco, "2023-01-01T00:00:00Z", deps)
 			if err == nil {
 				t.Fatalf("no error; packages %+v", pkgs)
 			}
@@ -388,7 +387,7 @@ func TestRunStoresAndRead(t *testing.T) {
 	// asked (an auditor without upstream clients would fail), the ref does not move.
 	clock := time.Date(2026, 9, 30, 0, 0, 0, 0, time.UTC) // two days after testAuditor's clock
 	offline := testAuditor(srv, true)
-	offline.PyPI = &PyPI{Base: srv.URL, Client: &http.Client{Transport: failingTransport{}}}
+	offline.PyPI = &safeinstall.PyPI{Base: srv.URL, Client: &http.Client{Transport: failingTransport{}}}
 	res, err = Run(context.Background(), st, offline, nil, RunOptions{MaxAge: 7 * 24 * time.Hour, Now: func() time.Time { return clock }})
 	if err != nil || len(res.Kept) != 1 || len(res.Audited) != 0 || len(res.Failed) != 0 {
 		t.Fatalf("second run: %+v, %v", res, err)
@@ -467,7 +466,7 @@ func categoryNames(r *Record) []string {
 	return out
 }
 
-// TestRemovedVersions checks the version-level answers: a PyPI release whose files are
+// TestRemovedVersions checks the version-level answers: a safeinstall.PyPI release whose files are
 // all yanked or deleted and an unpublished npm version are removed (flag "removed", not
 // a safe install); a release with one file left, or another spelling of a PEP 440
 // version, is judged by the release; a version the registry never listed is noted and is
@@ -497,7 +496,7 @@ func TestRemovedVersions(t *testing.T) {
 		if c.eco == schemas.EcosystemJavaScript {
 			name = "unpub"
 		}
-		safety, pkgs, err := SafeInstall(context.Background(), []schemas.Dependency{dep(name, c.spec, true)}, c.eco, "2023-01-01", a)
+		safety, pkgs, err := a.SafeInstall(context.Background(), c.eco, "2023-01-01", []schemas.Dependency{dep(name, c.spec, true)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -550,13 +549,13 @@ func TestSafeInstallRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s, pkgs, err := SafeInstall(context.Background(), []schemas.Dependency{c.dep}, c.eco, "2023-01-01T00:00:00Z", a)
+			s, pkgs, err := a.SafeInstall(context.Background(), c.eco, "2023-01-01T00:00:00Z", []schemas.Dependency{c.dep})
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := Safety{Total: 1}
+			want := safeinstall.Safety{Total: 1}
 			if c.safe {
-				want = Safety{Safe: 1, Total: 1, Share: 1}
+				want = safeinstall.Safety{Safe: 1, Total: 1, Share: 1}
 			}
 			if s != want || pkgs[0].Safe() != c.safe {
 				t.Errorf("safety %+v, package %+v; want safe %v", s, pkgs[0], c.safe)
@@ -568,7 +567,7 @@ func TestSafeInstallRules(t *testing.T) {
 	}
 	// A registry that fails is a fault of the measurement, never "does not exist".
 	for _, eco := range []schemas.Ecosystem{py, npm} {
-		if s, pkgs, err := SafeInstall(context.Background(), []schemas.Dependency{dep("flaky", "==1.0", true)}, eco, "2023-01-01T00:00:00Z", a); err == nil {
+		if s, pkgs, err := a.SafeInstall(context.Background(), eco, "2023-01-01T00:00:00Z", []schemas.Dependency{dep("flaky", "==1.0", true)}); err == nil {
 			t.Errorf("%s registry down: no error; safety %+v, packages %+v", eco, s, pkgs)
 		}
 	}
@@ -596,7 +595,7 @@ func TestUnconstrained(t *testing.T) {
 		{schemas.EcosystemJava, "[1.0,2.0)", false},
 	}
 	for _, tt := range tests {
-		if got := Unconstrained(tt.eco, tt.spec); got != tt.want {
+		if got := safeinstall.Unconstrained(tt.eco, tt.spec); got != tt.want {
 			t.Errorf("Unconstrained(%s, %q) = %v, want %v", tt.eco, tt.spec, got, tt.want)
 		}
 	}

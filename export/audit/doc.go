@@ -1,7 +1,9 @@
 // Package audit is the registry audit: for each instance with a verdict it checks the
 // packages declared in D1 (the after-fix run's D1, with its constraint and pin) against
 // their registries and an advisory database, derives the card's security_flags and
-// categories, and stores one Record per instance under audits/<instance_id>.
+// categories, and stores one Record per instance under audits/<instance_id>. The package
+// checks (registries, advisories, version orders, the safe-install share) are
+// lib/safeinstall's, which scoring uses too.
 //
 // # What is checked
 //

@@ -10,6 +10,7 @@ import (
 
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/lib/safeinstall"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -43,7 +44,7 @@ type Summary struct {
 	Record        schemas.Digest         `json:"record"`
 	SecurityFlags []schemas.SecurityFlag `json:"security_flags"`
 	Categories    []schemas.Category     `json:"categories"`
-	SafeInstall   Safety                 `json:"safe_install"`
+	SafeInstall   safeinstall.Safety     `json:"safe_install"`
 }
 
 // Failure is an instance whose audit could not be made (a registry or advisory error).
@@ -124,7 +125,7 @@ func (a *Auditor) reusable(st catalog.Store, id string, vd schemas.Digest, eco s
 	if err := st.GetJSON(d, &r); err != nil || r.Kind != "audit" || r.Verdict != vd || r.Rules != RulesVersion {
 		return nil, d, false
 	}
-	reg, _ := a.registryFor(eco)
+	reg, _ := a.RegistryFor(eco)
 	regURL, osvSrc := "", ""
 	if reg != nil {
 		regURL = reg.URL()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/lib/envfiles"
+	"github.com/envgap/envgap/lib/safeinstall"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/deps"
@@ -20,11 +21,6 @@ import (
 // Version names the scoring rules. It is part of every result's memo key: change it when
 // a change here could change a result.
 const Version = "envgap-eval/2"
-
-// SafeInstallFunc measures the safe-install share of declared packages (the registry
-// audit's). An error is a fault of the registries, not of the prediction: the result is
-// kept with safe install not measured (SafeInstallUnreachable), never held back.
-type SafeInstallFunc func(ctx context.Context, eco schemas.Ecosystem, registryDate string, declared []schemas.Dependency) (schemas.SafeInstallScore, error)
 
 // Store is what the evaluator reads and writes: run records and step outputs, and its
 // memoised results.
@@ -39,8 +35,11 @@ type Evaluator struct {
 	Runner core.SpecRunner
 	// Checkout fetches a GitHub task's base commit alone (verify's checkout).
 	Checkout core.ProjectSource
-	// SafeInstall measures the safe-install share; nil leaves it not measured.
-	SafeInstall SafeInstallFunc
+	// SafeInstall measures the safe-install share of the declared packages (the registry
+	// audit's check); nil leaves it not measured. An error is a fault of the registries,
+	// not of the prediction: the result is kept with safe install not measured
+	// (SafeInstallUnreachable), never held back.
+	SafeInstall *safeinstall.Checker
 	// SafeInstallSource names the registries and advisories SafeInstall asks (part of
 	// the memo key: another source scores again, without running a container).
 	SafeInstallSource string
@@ -231,7 +230,7 @@ func (e *Evaluator) score(ctx context.Context, t *schemas.Task, p *schemas.Predi
 	case run.D1.Unreadable != "":
 		r.Safe.Reason = "not measured: " + run.D1.Unreadable
 	default:
-		s, err := e.SafeInstall(ctx, t.Ecosystem, t.RegistryDate, run.D1.Deps)
+		s, err := e.SafeInstall.Score(ctx, t.Ecosystem, t.RegistryDate, run.D1.Deps)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/lib/safeinstall"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/sandbox"
@@ -229,23 +230,33 @@ func TestScoreRejectsBeforeRunningAndMemoises(t *testing.T) {
 // do not hold the main score hostage: the task's result is recorded (resolved), safe
 // install is not measured with the reason and how to measure it, nothing is a fault; the
 // result is not memoised, so the same command measures it once the registries answer.
+// flakyRegistry fails its first lookup with fault, then finds every package.
+type flakyRegistry struct {
+	fault error
+	calls int
+}
+
+func (r *flakyRegistry) URL() string { return "fake" }
+
+func (r *flakyRegistry) Lookup(context.Context, string, schemas.Cutoff) (safeinstall.Existence, error) {
+	r.calls++
+	if r.calls == 1 {
+		return safeinstall.Existence{}, r.fault
+	}
+	return safeinstall.Existence{Now: true, AtDate: safeinstall.Yes}, nil
+}
+
 func TestSafeInstallUnreachableKeepsTheResult(t *testing.T) {
 	st, _ := catalog.Open(t.TempDir())
 	fault := errors.New("osv querybatch: dial tcp: lookup api.example: no such host")
-	calls := 0
-	ev := &Evaluator{Store: st, Runner: &fakeRunner{},
-		SafeInstall: func(context.Context, schemas.Ecosystem, string, []schemas.Dependency) (schemas.SafeInstallScore, error) {
-			calls++
-			if calls == 1 {
-				return schemas.SafeInstallScore{}, fault
-			}
-			return schemas.SafeInstallScore{Measured: true, Safe: 1, Total: 1, Share: 1}, nil
-		}}
+	pypi := &flakyRegistry{fault: fault}
+	ev := &Evaluator{Store: st, Runner: &fakeRunner{}, SafeInstall: &safeinstall.Checker{PyPI: pypi}}
 	task := &schemas.Task{
 		Ident:  schemas.Ident{InstanceID: "envgap__a__python-t1-1"},
 		Source: schemas.SourceLite,
 		Spec: schemas.Spec{
 			Ecosystem:    schemas.EcosystemPython,
+			RegistryDate: "2023-07-30",
 			ProjectFiles: []schemas.File{{Path: "requirements.txt", Content: str("x==2\n")}},
 		},
 	}
@@ -265,8 +276,8 @@ func TestSafeInstallUnreachableKeepsTheResult(t *testing.T) {
 		t.Fatalf("the same eval once the registries answer: %+v, %v", out, err)
 	}
 	out, err = ev.Eval(context.Background(), tasks, preds, 2, nil)
-	if err != nil || out.Reused != 1 || calls != 2 {
-		t.Fatalf("a measured result is memoised: reused %d, %d safe-install calls, %v", out.Reused, calls, err)
+	if err != nil || out.Reused != 1 || pypi.calls != 2 {
+		t.Fatalf("a measured result is memoised: reused %d, %d registry lookups, %v", out.Reused, pypi.calls, err)
 	}
 }
 
