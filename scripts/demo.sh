@@ -165,14 +165,26 @@ fi
 # each project made to work come from running its final state through the core, memoised in
 # the store (a second report runs nothing).
 run_stage study report data/demo/study --out "$OUT/study-report" --pypi-upstream "$PYPI_URL"
-# The protocol automated: a scripted stand-in agent (data/demo/agents/study-agent.sh) gets
-# the paper's prompt for two problems in two languages, its projects run in the clean images,
-# errors go back verbatim and it repairs; the folder it leaves is a study folder like
+# The protocol automated: envgap's model agent (the real loop, each round in a box of the
+# language's clean image) on a scripted stand-in model (data/demo/agents/study-model.json:
+# NOT a model; it plays a recorded conversation per problem and language over the OpenAI
+# wire format) gets the paper's prompt for two problems in two languages; the projects run
+# in the clean images, errors go back verbatim in the same conversation and it repairs (the
+# Merkle verifier, once in each language). The folder it leaves is a study folder like
 # data/demo/study, imported (into a store of its own, so the demo's release is unchanged)
-# and reported.
+# and reported. (data/demo/agents/study-agent.sh is the same as a command agent.)
 rm -rf "$OUT/study" "$OUT/study-store"
-run_stage study run --agent "bash $PWD/data/demo/agents/study-agent.sh" --agent-name scripted \
+rm -f "$OUT/study-model.url"
+"$BIN" model-serve --script data/demo/agents/study-model.json --url-file "$OUT/study-model.url" >"$OUT/study-model.log" 2>&1 &
+model_pid=$!
+for _ in $(seq 50); do
+	[ -s "$OUT/study-model.url" ] && break
+	sleep 0.1
+done
+run_stage study run --agent openai --base-url "$(head -n 1 "$OUT/study-model.url")" --model scripted-study \
 	--languages python,javascript --only 13,48 --max-repairs 3 --out "$OUT/study" --pypi-upstream "$PYPI_URL"
+kill "$model_pid" 2>/dev/null || true
+model_pid=""
 if [ "$failed" -eq 0 ]; then
 	note "envgap crawl lite --study $OUT/study (a store of its own)"
 	"$BIN" --store "$OUT/study-store" crawl lite --study "$OUT/study" || failed=$?
@@ -198,6 +210,6 @@ if [ -f "$OUT/study-report/report.md" ]; then
 	echo "study report:   $OUT/study-report/report.md   (figures beside it; docs/study.md)"
 fi
 if [ -f "$OUT/study-run-report/report.md" ]; then
-	echo "automated study: $OUT/study   (study run with a scripted agent; its report in $OUT/study-run-report)"
+	echo "automated study: $OUT/study   (study run, model agent on a scripted stand-in model; its report in $OUT/study-run-report)"
 fi
 exit "$failed"

@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/envgap/envgap/data/demo"
 	"github.com/envgap/envgap/harness/study"
 	"github.com/envgap/envgap/lib/agent/model/scripted"
 )
@@ -243,5 +248,101 @@ func TestStudyRunModelAgent(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "written/hmac_check.py")); err != nil || !strings.Contains(string(b), "hmac.new") {
 		t.Errorf("written/hmac_check.py: %v %s", err, b)
+	}
+}
+
+// TestStudyRunDemoModelScript runs the demo's study (scripts/demo.sh) as the demo does:
+// the built-in model agent on the demo's scripted stand-in model
+// (data/demo/agents/study-model.json) served over the OpenAI wire format, problems 13 and
+// 48 in Python and JavaScript. The Merkle verifier fails at Gen in both languages and runs
+// after one repair round, which continues Gen's conversation: the repair turns of the
+// script are played only to a request holding Gen's messages (the scripted model answers
+// by the number of assistant messages), and the request carries them.
+func TestStudyRunDemoModelScript(t *testing.T) {
+	requireEngine(t, "envgap-python-eval", "envgap-javascript-eval")
+	script, err := scripted.Read("../../data/demo/agents/study-model.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type msg struct {
+		Role      string `json:"role"`
+		Content   any    `json:"content"`
+		ToolCalls []any  `json:"tool_calls"`
+	}
+	var mu sync.Mutex
+	var repairReqs [][]msg
+	inner := scripted.NewServer(script)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		var req struct {
+			Messages []msg `json:"messages"`
+		}
+		if json.Unmarshal(b, &req) == nil && strings.Contains(string(b), "and it failed") {
+			mu.Lock()
+			repairReqs = append(repairReqs, req.Messages)
+			mu.Unlock()
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	pypi := httptest.NewServer(demo.PyPIHandler(demo.PyPIFS()))
+	defer pypi.Close()
+	out := filepath.Join(t.TempDir(), "study")
+	got, err := runCLI(t, "--store", filepath.Join(t.TempDir(), "store"), "study", "run", "--agent", "openai", "--model", "scripted-study",
+		"--base-url", srv.URL+"/v1", "--languages", "python,javascript", "--only", "13,48", "--max-repairs", "3", "--out", out,
+		"--problems", "../../data/problems.json", "--pypi-upstream", pypi.URL+"/simple/")
+	if err != nil {
+		t.Fatalf("study run: %v\n%s", err, got)
+	}
+	for _, tc := range []struct {
+		rel, firstError string
+		worked          bool
+	}{
+		{"python-t1/p13", "", true}, {"javascript-t1/p13", "", true},
+		{"python-t1/p48", "No module named 'tabulate'", false}, {"javascript-t1/p48", "EJSONPARSE", false},
+	} {
+		dir := filepath.Join(out, "scripted-study", tc.rel)
+		var meta struct {
+			Worked bool `json:"worked_first_time"`
+			Made   bool `json:"made_to_work"`
+			Rounds int  `json:"repair_rounds"`
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantRounds := 0
+		if !tc.worked {
+			wantRounds = 1
+		}
+		if err := json.Unmarshal(b, &meta); err != nil || meta.Worked != tc.worked || !meta.Made || meta.Rounds != wantRounds {
+			t.Errorf("%s meta %s: %v", tc.rel, b, err)
+		}
+		if tc.firstError != "" {
+			rounds, _ := os.ReadFile(filepath.Join(dir, "rounds.json"))
+			if !strings.Contains(string(rounds), tc.firstError) {
+				t.Errorf("%s rounds.json lacks %q:\n%s", tc.rel, tc.firstError, rounds)
+			}
+		}
+	}
+	// Two repair rounds (one per language), each of two requests; every one carries Gen's
+	// conversation: the prompt first (after the system message), Gen's two answers.
+	if len(repairReqs) != 4 {
+		t.Fatalf("%d requests of repair rounds, want 4", len(repairReqs))
+	}
+	for _, msgs := range repairReqs {
+		assistants, first := 0, ""
+		for _, m := range msgs {
+			if m.Role == "assistant" {
+				assistants++
+			}
+			if c, ok := m.Content.(string); ok && m.Role == "user" && first == "" && assistants == 0 {
+				first = c
+			}
+		}
+		if !strings.HasPrefix(first, "TASK: Merkle Tree Verifier") || assistants < 2 {
+			t.Errorf("a repair round's request does not continue Gen's conversation: first %q, %d assistant messages", first, assistants)
+		}
 	}
 }

@@ -40,8 +40,10 @@ func StudyTools() []model.Tool {
 
 // ModelAgent is a built-in model agent (lib/agent/loop) acting in the box: a container of
 // the language's evaluation image on the workspace, with the registry proxy and the egress
-// door as runs have them. Each turn is one loop attempt whose task text is the Gen prompt,
-// and at a Repair round the errors so far, verbatim.
+// door as runs have them. Each turn is one loop attempt in a fresh box; the conversation
+// goes on across rounds as the paper's agents' did: Gen starts it with the prompt, and each
+// Repair round continues it (every earlier message kept) with the round's error as the
+// next user message (RepairText).
 type ModelAgent struct {
 	Loop    *loop.Agent
 	Core    *core.Core
@@ -50,21 +52,14 @@ type ModelAgent struct {
 	Now     func() time.Time
 }
 
-// TaskText is the message of a turn: the prompt at Gen; at a Repair round, the prompt, then
-// each earlier round's error verbatim (the history a conversation would hold), the last one
-// being the one to repair.
-func TaskText(t Turn) string {
-	if t.Round == 0 {
-		return t.Prompt
-	}
-	var b strings.Builder
-	b.WriteString(t.Prompt)
-	b.WriteString("\nThe project you wrote (in the workspace as you left it) was built and run in a clean container.\n")
-	for i, e := range t.Errors {
-		fmt.Fprintf(&b, "\nRound %d failed:\n%s\n", i, e)
-	}
-	b.WriteString("\nRepair the project so that it builds and runs in the clean container; call finish with RUN: <command>.\n")
-	return b.String()
+// ConversationFile is where a project's conversation is kept between rounds, in the
+// agent's folder (Turn.Dir).
+const ConversationFile = "conversation.json"
+
+// RepairText is the user message of a Repair round: the last round's error, verbatim.
+func RepairText(t Turn) string {
+	return "The project you wrote (in the workspace as you left it) was built and run in a clean container, and it failed:\n" +
+		t.Feedback + "\n\nRepair the project so that it builds and runs in the clean container; call finish with RUN: <command>.\n"
 }
 
 // Turn runs one loop attempt in a fresh box.
@@ -84,10 +79,28 @@ func (m *ModelAgent) Turn(ctx context.Context, t Turn) (TurnResult, error) {
 		ctx, cancel = context.WithTimeout(ctx, m.Timeout)
 		defer cancel()
 	}
-	res, err := m.Loop.Run(ctx, TaskText(t), &boxAdapter{box: box, dir: t.Workspace}, func(context.Context) (string, int, error) {
+	repro := func(context.Context) (string, int, error) {
 		return "run_repro is not part of the study: finish, and the project is run in a clean container", 2, nil
-	})
+	}
+	conv := filepath.Join(t.Dir, ConversationFile)
+	var res *loop.Result
+	if t.Round == 0 {
+		res, err = m.Loop.Run(ctx, t.Prompt, &boxAdapter{box: box, dir: t.Workspace}, repro)
+	} else {
+		var prior []model.Message
+		b, rerr := os.ReadFile(conv)
+		if rerr != nil {
+			return TurnResult{}, fmt.Errorf("the conversation of the earlier rounds: %w", rerr)
+		}
+		if rerr := json.Unmarshal(b, &prior); rerr != nil {
+			return TurnResult{}, fmt.Errorf("the conversation of the earlier rounds %s: %w", conv, rerr)
+		}
+		res, err = m.Loop.Continue(ctx, prior, RepairText(t), &boxAdapter{box: box, dir: t.Workspace}, repro)
+	}
 	if err != nil {
+		return TurnResult{}, err
+	}
+	if err := writeJSON(conv, res.Messages); err != nil {
 		return TurnResult{}, err
 	}
 	out := TurnResult{Note: fmt.Sprintf("model agent stopped: %s after %d turn(s)", res.Stop, res.Turns), RunCommand: runFromTrajectory(res.Trajectory)}

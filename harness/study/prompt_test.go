@@ -68,16 +68,17 @@ func toCore(fs []coreFile) []core.File {
 	return out
 }
 
-func TestTaskTextAndRunCommand(t *testing.T) {
-	tt := Turn{Round: 2, Prompt: "TASK: X\n", Errors: []string{"e0 verbatim", "e1 verbatim"}}
-	got := TaskText(tt)
-	for _, want := range []string{"TASK: X\n", "Round 0 failed:\ne0 verbatim\n", "Round 1 failed:\ne1 verbatim\n", "RUN: <command>"} {
+func TestRepairTextAndRunCommand(t *testing.T) {
+	tt := Turn{Round: 2, Prompt: "TASK: X\n", Feedback: "e1 verbatim", Errors: []string{"e0 verbatim", "e1 verbatim"}}
+	got := RepairText(tt)
+	for _, want := range []string{"failed:\ne1 verbatim\n", "RUN: <command>"} {
 		if !strings.Contains(got, want) {
-			t.Errorf("task text lacks %q:\n%s", want, got)
+			t.Errorf("repair text lacks %q:\n%s", want, got)
 		}
 	}
-	if TaskText(Turn{Prompt: "P"}) != "P" {
-		t.Error("Gen's task text is not the prompt alone")
+	// The conversation holds the prompt and the earlier errors: the message has the last.
+	if strings.Contains(got, "TASK: X") || strings.Contains(got, "e0 verbatim") {
+		t.Errorf("repair text repeats the conversation:\n%s", got)
 	}
 	traj := []any{
 		map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"name": "finish", "input": map[string]any{"summary": "RUN: node a.js"}}}},

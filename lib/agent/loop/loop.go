@@ -105,6 +105,8 @@ type Result struct {
 	ToolCalls map[string]int
 	// FirstRequest is the time from the attempt's start to the model's first request.
 	FirstRequest time.Duration
+	// Messages is the conversation at the stop (Continue goes on from it).
+	Messages []model.Message
 }
 
 // Tools are the loop's tools.
@@ -178,6 +180,34 @@ func Cap(out []byte, size int64, n int) string {
 // a stop. The attempt's time is ctx's deadline. An error is an infrastructure fault
 // (the provider, the box or the repro); the workspace is scored otherwise.
 func (a *Agent) Run(ctx context.Context, task string, box Box, repro Repro) (*Result, error) {
+	return a.run(ctx, []model.Message{{Role: model.RoleUser, Text: task}}, task, box, repro)
+}
+
+// Continue goes on with an earlier attempt's conversation (its Result.Messages): next is
+// the next user message (appended to the last message when that is the user's tool
+// results, so that roles still alternate). The first message, the task, is never elided.
+func (a *Agent) Continue(ctx context.Context, prior []model.Message, next string, box Box, repro Repro) (*Result, error) {
+	if len(prior) == 0 {
+		return a.Run(ctx, next, box, repro)
+	}
+	msgs := make([]model.Message, len(prior), len(prior)+1)
+	for i, m := range prior {
+		m.ToolCalls = append([]model.ToolCall(nil), m.ToolCalls...)
+		m.ToolResults = append([]model.ToolResult(nil), m.ToolResults...)
+		msgs[i] = m
+	}
+	if last := &msgs[len(msgs)-1]; last.Role == model.RoleUser {
+		if last.Text != "" {
+			last.Text += "\n\n"
+		}
+		last.Text += next
+	} else {
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Text: next})
+	}
+	return a.run(ctx, msgs, next, box, repro)
+}
+
+func (a *Agent) run(ctx context.Context, msgs []model.Message, task string, box Box, repro Repro) (*Result, error) {
 	lim := a.Limits
 	d := DefaultLimits()
 	if lim.MaxTurns <= 0 {
@@ -198,7 +228,8 @@ func (a *Agent) Run(ctx context.Context, task string, box Box, repro Repro) (*Re
 		c := 0.0
 		res.CostUSD = &c
 	}
-	conv := &conversation{msgs: []model.Message{{Role: model.RoleUser, Text: task}}}
+	conv := &conversation{msgs: msgs}
+	defer func() { res.Messages = conv.msgs }()
 	res.Trajectory = append(res.Trajectory, map[string]any{"role": "user", "content": task})
 	timedOut := func() bool { return ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) }
 	contextRetry := false

@@ -173,3 +173,89 @@ func TestCap(t *testing.T) {
 		t.Fatalf("%q", got)
 	}
 }
+
+// recorder records the requests a model gets.
+type recorder struct {
+	model.Model
+	reqs []model.Request
+}
+
+func (r *recorder) Complete(ctx context.Context, req model.Request) (*model.Response, error) {
+	r.reqs = append(r.reqs, req)
+	return r.Model.Complete(ctx, req)
+}
+
+// Continue goes on with the first attempt's conversation: the second attempt's first
+// request carries every message of the first, then the new user text; the scripted
+// model, which answers by the number of assistant messages, plays the next turns.
+func TestContinue(t *testing.T) {
+	rec := &recorder{Model: script(t, `{"conversations":[{"match":"the task","turns":[
+		{"tool_calls":[{"name":"write_file","input":{"path":"a.txt","content":"1"}}]},
+		{"tool_calls":[{"name":"finish","input":{"summary":"done"}}]},
+		{"tool_calls":[{"name":"write_file","input":{"path":"a.txt","content":"2"}}]},
+		{"tool_calls":[{"name":"finish","input":{"summary":"repaired"}}]}]}]}`)}
+	a := &loop.Agent{Model: rec}
+	box := &memBox{}
+	first, err := a.Run(context.Background(), "the task", box, nil)
+	if err != nil || first.Stop != loop.StopFinished || len(first.Messages) != 5 {
+		t.Fatalf("%+v %v", first, err)
+	}
+	second, err := a.Continue(context.Background(), first.Messages, "it failed: E1", box, nil)
+	if err != nil || second.Stop != loop.StopFinished {
+		t.Fatalf("%+v %v", second, err)
+	}
+	if box.files["a.txt"] != "2" {
+		t.Errorf("a.txt = %q: the second attempt did not go on with the conversation", box.files["a.txt"])
+	}
+	req := rec.reqs[2]
+	if len(req.Messages) != 5 || req.Messages[0].Text != "the task" || req.Messages[1].Role != model.RoleAssistant {
+		t.Fatalf("second attempt's first request: %+v", req.Messages)
+	}
+	// The error joins the last tool results (roles alternate), after them.
+	last := req.Messages[4]
+	if last.Role != model.RoleUser || len(last.ToolResults) != 1 || last.Text != "it failed: E1" {
+		t.Errorf("last message %+v", last)
+	}
+	if len(first.Messages[4].ToolResults) != 1 || first.Messages[4].Text != "" {
+		t.Errorf("Continue changed the earlier attempt's messages: %+v", first.Messages[4])
+	}
+	if len(second.Messages) != 9 {
+		t.Errorf("%d messages after the second attempt, want 9", len(second.Messages))
+	}
+}
+
+// Continuing a long conversation elides older tool outputs, never the task.
+func TestContinueElides(t *testing.T) {
+	big := strings.Repeat("y", 8000)
+	box := &memBox{out: func(string) loop.Exec { return loop.Exec{Output: []byte(big), OutputSize: int64(len(big))} }}
+	task := "the task text " + strings.Repeat("z", 2000)
+	a := &loop.Agent{Model: script(t, `{"conversations":[{"turns":[{"tool_calls":[{"name":"bash","input":{"command":"cat big"}}]}]}]}`),
+		Limits: loop.Limits{MaxTurns: 2, ContextTokens: 6000, OutputBytes: 10000}}
+	res, err := a.Run(context.Background(), task, box, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if res, err = a.Continue(context.Background(), res.Messages, "round error", box, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	elided := 0
+	for _, m := range res.Messages {
+		for _, r := range m.ToolResults {
+			if strings.HasPrefix(r.Content, "[envgap: this older tool output was elided") {
+				elided++
+			}
+		}
+	}
+	if elided == 0 || res.Messages[0].Text != task {
+		t.Errorf("%d outputs elided; task kept: %v", elided, res.Messages[0].Text == task)
+	}
+	errs := 0
+	for _, m := range res.Messages {
+		errs += strings.Count(m.Text, "round error")
+	}
+	if errs != 2 {
+		t.Errorf("the rounds' errors appear %d times in the conversation, want 2", errs)
+	}
+}

@@ -8,7 +8,7 @@
 //	 "conversations": [{"match": "TEXT", "turns": [TURN, ...]}, ...]}
 //
 // The conversation played is the first whose match occurs in the request's first user
-// message (an empty match takes any). The turn answered is the number of assistant
+// message (an empty match takes any), and every text of its optional "match_all" too. The turn answered is the number of assistant
 // messages the request already holds (stateless: the same request gets the same answer;
 // past the last turn, the last is repeated). A TURN is an answer
 //
@@ -45,7 +45,9 @@ type Script struct {
 // Conversation is one recorded conversation.
 type Conversation struct {
 	Match string `json:"match"`
-	Turns []Turn `json:"turns"`
+	// MatchAll are more texts the first user message must hold (all of them).
+	MatchAll []string `json:"match_all,omitempty"`
+	Turns    []Turn   `json:"turns"`
 }
 
 // Turn is one answer of the model (after its errors, if any).
@@ -135,7 +137,7 @@ func (p *player) next(first string, assistants int) (*Turn, *Fail, error) {
 	p.requests++
 	ci := -1
 	for i, c := range p.s.Conversations {
-		if strings.Contains(first, c.Match) {
+		if strings.Contains(first, c.Match) && containsAll(first, c.MatchAll) {
 			ci = i
 			break
 		}
@@ -268,4 +270,13 @@ func estimate(req model.Request, r *model.Response) model.Usage {
 	}
 	out, _ := json.Marshal(r.Message)
 	return model.Usage{InputTokens: int64(in/4 + 1), OutputTokens: int64(len(out)/4 + 1)}
+}
+
+func containsAll(s string, subs []string) bool {
+	for _, x := range subs {
+		if !strings.Contains(s, x) {
+			return false
+		}
+	}
+	return true
 }

@@ -37,3 +37,22 @@ func TestDemoScript(t *testing.T) {
 		}
 	}
 }
+
+// match_all: a conversation is played only when the first user message holds every text.
+func TestMatchAll(t *testing.T) {
+	s, err := Parse([]byte(`{"conversations":[
+		{"match":"TASK: A","match_all":["Python project"],"turns":[{"text":"a-python"}]},
+		{"match":"TASK: A","match_all":["JavaScript (Node.js) project"],"turns":[{"text":"a-js"}]},
+		{"match":"","turns":[{"text":"other"}]}]}`), "s.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s)
+	for task, want := range map[string]string{"TASK: A\nCreate a complete Python project": "a-python",
+		"TASK: A\nCreate a complete JavaScript (Node.js) project": "a-js", "TASK: A\nCreate a complete Java project": "other"} {
+		r, err := m.Complete(context.Background(), model.Request{Messages: []model.Message{{Role: model.RoleUser, Text: task}}})
+		if err != nil || r.Message.Text != want {
+			t.Errorf("%q: %+v %v, want %q", task, r, err, want)
+		}
+	}
+}
