@@ -27,6 +27,7 @@ type runOptions struct {
 	AttemptTimeout time.Duration
 	WorkDir        string
 	builtinFlags
+	Slurm slurmOptions
 }
 
 func newRunCommand(f *factory) *cobra.Command {
@@ -53,9 +54,13 @@ fault (credentials, unknown model, failing past its retries) is a fault, not an 
 The result folder is envgap eval's, with one result per attempt, plus agent/<id>/run-<k>/
 (each attempt's stdout, stderr and trajectory). Runs already complete in the folder (from an
 earlier run with the same agent and settings) are kept; a fault leaves its run without a
-result (exit 4) and the next run retries it.`,
-		Example: "  envgap run --agent bedrock --model MODEL --split reported --k 1 --max-attempts 5 --out results/bedrock\n  envgap run --agent openai --base-url http://127.0.0.1:8000/v1 --model qwen --split full --out results/qwen\n  envgap run --agent noop --split full --tasks hub/ --out results/noop\n  envgap run --agent 'my-agent --model m' --split repaired --k 1 --max-attempts 5 --out results/my-agent-repaired",
-		Args:    exactArgs(0),
+result (exit 4) and the next run retries it.
+
+With --slurm, each task's runs are one item of a Slurm job array (docs/slurm.md): the
+workers run the same agent with the same flags on their nodes, writing into --out, which
+must be on a filesystem every node mounts.`,
+		Example: "  envgap run --agent bedrock --model MODEL --split reported --k 1 --max-attempts 5 --out results/bedrock\n  envgap run --agent openai --base-url http://127.0.0.1:8000/v1 --model qwen --split full --out results/qwen\n  envgap run --agent noop --split full --tasks hub/ --out results/noop\n  envgap --store /shared/envgap/store run --agent openai --model M --base-url URL --split full --out /shared/results/m --slurm --workers 8\n  envgap run --agent 'my-agent --model m' --split repaired --k 1 --max-attempts 5 --out results/my-agent-repaired",
+		Args:    func(c *cobra.Command, args []string) error { return opts.Slurm.args(c, args) },
 		RunE: func(c *cobra.Command, args []string) error {
 			switch {
 			case strings.TrimSpace(opts.Agent) == "":
@@ -71,6 +76,12 @@ result (exit 4) and the next run retries it.`,
 			if err := opts.builtinFlags.checkBuiltin(opts.Agent); err != nil {
 				return err
 			}
+			if err := opts.Slurm.check(c, f, &opts.engineOptions); err != nil {
+				return err
+			}
+			if opts.Slurm.Slurm && opts.WorkDir != "" {
+				return usageError{errors.New("--work-dir does not go with --slurm: each worker makes its workspaces on its node")}
+			}
 			return f.run(c, opts, func() error { return runAgent(c, f, opts) })
 		},
 	}
@@ -81,6 +92,7 @@ result (exit 4) and the next run retries it.`,
 	c.Flags().DurationVar(&opts.AttemptTimeout, "attempt-timeout", 20*time.Minute, "time limit of one attempt of the agent")
 	c.Flags().StringVar(&opts.WorkDir, "work-dir", "", "where workspaces are made (default: a temporary directory)")
 	opts.scoringOptions.addFlags(c)
+	opts.Slurm.addFlags(c)
 	return c
 }
 
@@ -130,6 +142,9 @@ func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
 	done, err := keptRuns(opts.Out, meta, command)
 	if err != nil {
 		return err
+	}
+	if opts.Slurm.Slurm {
+		return runAgentSlurm(c, f, opts, tasks, meta)
 	}
 	ev, sess, err := opts.evaluator(c, f)
 	if err != nil {

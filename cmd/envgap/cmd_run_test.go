@@ -236,3 +236,38 @@ func BenchmarkRunBuiltinFirstRequest(b *testing.B) {
 	}
 	b.ReportMetric(float64(total)/float64(i), "first-request-ms")
 }
+
+// run --slurm takes the built-in agents with run's flags: the workers (this binary, on
+// the cluster's node) run the same loop against the same scripted server, each action in
+// a box, and the submitter writes the same result folder.
+func TestRunBuiltinAgentSlurm(t *testing.T) {
+	needSlurmAndEngine(t)
+	t.Setenv("ENVGAP_TEST_AS_ENVGAP", "1") // the workers are this binary, acting as envgap
+	w := newEvalWorld(t)
+	store := filepath.Join(t.TempDir(), "store")
+	res := filepath.Join(t.TempDir(), "slurm")
+	base := serveScript(t, `{"model":"scripted-slurm","conversations":[{"turns":[
+	 {"tool_calls":[{"name":"bash","input":{"command":"pwd; cat requirements.txt"}}],"usage":{"input_tokens":100,"output_tokens":10}},
+	 {"tool_calls":[{"name":"finish","input":{}}],"usage":{"input_tokens":200,"output_tokens":5}}]}]}`)
+	out, err := w.runAgent(t, store, "openai", res, "--model", "scripted-slurm", "--base-url", base, "--max-attempts", "1",
+		"--price-in", "1", "--price-out", "1", "--slurm", "--workers", "1")
+	if err != nil {
+		t.Fatalf("run --slurm: %v\n%s", err, out)
+	}
+	rf, err := readFolder(t, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rf) != 1 || !rf[0].Resolved || rf[0].Agent == nil || rf[0].Agent.Command != "openai:scripted-slurm" || rf[0].Agent.Turns != 2 ||
+		rf[0].Agent.InputTokens != 300 || rf[0].CostUSD == nil || rf[0].Trajectory != "inspected (steps)" {
+		t.Fatalf("results: %+v (agent %+v)", rf, rf[0].Agent)
+	}
+	traj, err := os.ReadFile(filepath.Join(res, "agent", rf[0].InstanceID, "run-1", "attempt-1.trajectory"))
+	if err != nil || !strings.Contains(string(traj), `exit code 0\n/work\ntabulate==`) {
+		t.Fatalf("the worker's trajectory (%v):\n%s", err, traj)
+	}
+	// Bad input is refused before anything is submitted.
+	if _, err := w.runAgent(t, store, "openai", filepath.Join(t.TempDir(), "x"), "--slurm"); exitCode(err) != exitUsage {
+		t.Errorf("run --slurm --agent openai without --model: %v", err)
+	}
+}

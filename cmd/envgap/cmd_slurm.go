@@ -120,6 +120,7 @@ var slurmCommands = map[string]func() slurmWork{
 	"verify":  func() slurmWork { return &verifyWork{} },
 	"recheck": func() slurmWork { return &recheckWork{} },
 	"eval":    func() slurmWork { return &evalWork{} },
+	"run":     func() slurmWork { return &runWork{} },
 }
 
 // run submits the items of work's command as one job array and waits for their results

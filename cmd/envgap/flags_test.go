@@ -57,7 +57,7 @@ func TestFlagHandling(t *testing.T) {
 			return ""
 		}},
 		{args: []string{"propose", "--agent", "a", "--attempt-timeout", "0s"}, usage: "--attempt-timeout must be positive"},
-		{args: []string{"propose"}, usage: "--agent CMD is required"},
+		{args: []string{"propose"}, usage: "--agent is required"},
 		{args: []string{"run", "--agent", "noop", "--split", "lite", "--out", "d", "--k", "3", "--attempt-timeout", "90s"}, check: func(o any) string {
 			if r := o.(*runOptions); r.K != 3 || r.AttemptTimeout != 90*time.Second || r.MaxAttempts != 10 || r.Split != "lite" || r.Jobs != 1 {
 				return "run options"
