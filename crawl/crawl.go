@@ -203,7 +203,7 @@ func newCrawler(cmd string, opts Options, deps Deps) (*crawler, error) {
 	}
 	c := &crawler{cmd: cmd, opts: opts, deps: deps, clock: clock, tr: tr, gh: gh,
 		gql: &graphQL{url: GraphQLURL(base), hc: hc}, workDir: work}
-	c.report = &Report{Kind: "crawl_report", CrawlID: opts.CrawlID, Command: cmd, APIURL: opts.APIURL,
+	c.report = &Report{Kind: schemas.KindCrawlReport, CrawlID: opts.CrawlID, Command: cmd, APIURL: opts.APIURL,
 		GitURLTemplate: opts.GitURLTemplate, Repos: len(opts.Repos), StartedAt: clock.Now().UTC().Format(time.RFC3339),
 		Skipped: map[string]int{}, RejectedByReason: map[string]int{}}
 	if !opts.Since.IsZero() {
@@ -391,10 +391,10 @@ func (c *crawler) doneWithRepo(info *repoInfo) {
 // missingRecord records (kind "crawl_missing") that a commit could not be fetched from a
 // URL during a crawl, so the same crawl run again does not try again; a new crawl does.
 type missingRecord struct {
-	Kind   string `json:"kind"`
-	URL    string `json:"url"`
-	Commit string `json:"commit"`
-	Error  string `json:"error"`
+	Kind   schemas.RecordKind `json:"kind"`
+	URL    string             `json:"url"`
+	Commit string             `json:"commit"`
+	Error  string             `json:"error"`
 }
 
 // fetch fetches commit into s, unless this crawl already found that the server does not
@@ -402,13 +402,13 @@ type missingRecord struct {
 func (c *crawler) fetch(ctx context.Context, info *repoInfo, s *gitfetch.Snapshots, commit string) error {
 	key, _ := schemas.DigestOf(map[string]string{"kind": "missing", "v": gitMemoVersion, "crawl": c.opts.CrawlID, "url": info.gitURL, "commit": commit})
 	var rec missingRecord
-	if d, err := c.deps.Store.Memo(GitStage, key); err == nil && c.deps.Store.GetJSON(d, &rec) == nil && rec.Kind == "crawl_missing" {
+	if d, err := c.deps.Store.Memo(GitStage, key); err == nil && c.deps.Store.GetJSON(d, &rec) == nil && rec.Kind == schemas.KindCrawlMissing {
 		c.report.GitFromCache++
 		return fmt.Errorf("%s (%s): %w", commit, rec.Error, gitfetch.ErrCommitNotFound)
 	}
 	err := s.Fetch(ctx, commit)
 	if errors.Is(err, gitfetch.ErrCommitNotFound) {
-		rec = missingRecord{Kind: "crawl_missing", URL: info.gitURL, Commit: commit, Error: err.Error()}
+		rec = missingRecord{Kind: schemas.KindCrawlMissing, URL: info.gitURL, Commit: commit, Error: err.Error()}
 		d, perr := c.deps.Store.PutJSON(&rec)
 		if perr != nil {
 			return perr
@@ -422,9 +422,9 @@ func (c *crawler) fetch(ctx context.Context, info *repoInfo, s *gitfetch.Snapsho
 
 // treeRecord is the memo record of a tree: its manifests (kind "crawl_tree").
 type treeRecord struct {
-	Kind      string   `json:"kind"`
-	Commit    string   `json:"commit"`
-	Manifests []string `json:"manifests"`
+	Kind      schemas.RecordKind `json:"kind"`
+	Commit    string             `json:"commit"`
+	Manifests []string           `json:"manifests"`
 }
 
 // manifestsAt returns the manifest paths of the tree at commit, from the git memo or by
@@ -433,7 +433,7 @@ type treeRecord struct {
 func (c *crawler) manifestsAt(ctx context.Context, info *repoInfo, commit string) (map[schemas.Ecosystem][]string, error) {
 	key, _ := schemas.DigestOf(map[string]string{"kind": "tree", "v": gitMemoVersion, "commit": commit})
 	var rec treeRecord
-	if d, err := c.deps.Store.Memo(GitStage, key); err == nil && c.deps.Store.GetJSON(d, &rec) == nil && rec.Kind == "crawl_tree" {
+	if d, err := c.deps.Store.Memo(GitStage, key); err == nil && c.deps.Store.GetJSON(d, &rec) == nil && rec.Kind == schemas.KindCrawlTree {
 		c.report.GitFromCache++
 		return FindManifests(rec.Manifests), nil
 	}
@@ -448,7 +448,7 @@ func (c *crawler) manifestsAt(ctx context.Context, info *repoInfo, commit string
 	if err != nil {
 		return nil, err
 	}
-	rec = treeRecord{Kind: "crawl_tree", Commit: commit, Manifests: []string{}}
+	rec = treeRecord{Kind: schemas.KindCrawlTree, Commit: commit, Manifests: []string{}}
 	for _, p := range paths {
 		if envfiles.ClassifyPath(p).Kind != envfiles.KindManifest {
 			continue
@@ -479,12 +479,12 @@ func (c *crawler) manifestsAt(ctx context.Context, info *repoInfo, commit string
 // fixRecord is the memo record of a fix (kind "crawl_fix"): the files at the head commit
 // (a nil digest: deleted), the unified diff from the base, and the binary paths.
 type fixRecord struct {
-	Kind   string          `json:"kind"`
-	Base   string          `json:"base"`
-	Head   string          `json:"head"`
-	Files  []fixFileRecord `json:"files"`
-	Patch  schemas.Digest  `json:"patch"`
-	Binary []string        `json:"binary"`
+	Kind   schemas.RecordKind `json:"kind"`
+	Base   string             `json:"base"`
+	Head   string             `json:"head"`
+	Files  []fixFileRecord    `json:"files"`
+	Patch  schemas.Digest     `json:"patch"`
+	Binary []string           `json:"binary"`
 }
 
 type fixFileRecord struct {
@@ -496,7 +496,7 @@ type fixFileRecord struct {
 func (c *crawler) fix(ctx context.Context, info *repoInfo, base, head string, paths []string) (gold []schemas.File, patch string, binary []string, err error) {
 	key, _ := schemas.DigestOf(map[string]any{"kind": "fix", "v": gitMemoVersion, "base": base, "head": head, "paths": paths})
 	var rec fixRecord
-	if d, err := c.deps.Store.Memo(GitStage, key); err == nil && c.deps.Store.GetJSON(d, &rec) == nil && rec.Kind == "crawl_fix" {
+	if d, err := c.deps.Store.Memo(GitStage, key); err == nil && c.deps.Store.GetJSON(d, &rec) == nil && rec.Kind == schemas.KindCrawlFix {
 		if gold, patch, err := c.loadFix(&rec); err == nil {
 			c.report.GitFromCache++
 			return gold, patch, rec.Binary, nil
@@ -513,7 +513,7 @@ func (c *crawler) fix(ctx context.Context, info *repoInfo, base, head string, pa
 	if err := c.fetch(ctx, info, s, base); err != nil {
 		return nil, "", nil, fmt.Errorf("base: %w", err)
 	}
-	rec = fixRecord{Kind: "crawl_fix", Base: base, Head: head, Files: []fixFileRecord{}, Binary: []string{}}
+	rec = fixRecord{Kind: schemas.KindCrawlFix, Base: base, Head: head, Files: []fixFileRecord{}, Binary: []string{}}
 	for _, p := range paths {
 		f, ok, err := s.ReadFile(head, p)
 		if err != nil {

@@ -12,15 +12,15 @@ import (
 // Report is the record of one crawl (kind "crawl_report"), stored canonically and named
 // by the ref crawls/<crawl id>.
 type Report struct {
-	Kind           string `json:"kind"`
-	CrawlID        string `json:"crawl_id"`
-	Command        string `json:"command"` // "issues" or "prs"
-	APIURL         string `json:"api_url"`
-	GitURLTemplate string `json:"git_url_template"`
-	Since          string `json:"since,omitempty"`
-	StartedAt      string `json:"started_at"`
-	FinishedAt     string `json:"finished_at"`
-	Repos          int    `json:"repos"`
+	Kind           schemas.RecordKind `json:"kind"`
+	CrawlID        string             `json:"crawl_id"`
+	Command        string             `json:"command"` // "issues" or "prs"
+	APIURL         string             `json:"api_url"`
+	GitURLTemplate string             `json:"git_url_template"`
+	Since          string             `json:"since,omitempty"`
+	StartedAt      string             `json:"started_at"`
+	FinishedAt     string             `json:"finished_at"`
+	Repos          int                `json:"repos"`
 	// HTTP counts the API requests: sent over the network (retries included), of which
 	// conditional and answered 304, and those answered from this crawl's cache.
 	HTTP ghhttp.Stats `json:"http"`

@@ -119,7 +119,7 @@ func Exclude(st catalog.Store, req ExcludeRequest) (*ExcludeResult, error) {
 	default:
 		return nil, fmt.Errorf("exclude %s: %w", id, err)
 	}
-	ex := schemas.Exclusion{Kind: "exclusion", InstanceID: id, TaskKind: kind, Reason: reason,
+	ex := schemas.Exclusion{Kind: schemas.KindExclusion, InstanceID: id, TaskKind: kind, Reason: reason,
 		Since: since, ByHand: true, Previous: prev}
 	nd, err := st.PutJSON(&ex)
 	if err != nil {

@@ -586,7 +586,7 @@ func writeSmallFile(dst string, b []byte) error {
 // prepareRelease builds the Release record of the task set and checks that the name is
 // free or already names this very set.
 func prepareRelease(st catalog.Store, name, corpusID string, tasks []schemas.Task) (*schemas.Release, error) {
-	rel := &schemas.Release{Kind: "release", Date: name, CorpusID: corpusID, Tasks: make([]schemas.SetMember, len(tasks))}
+	rel := &schemas.Release{Kind: schemas.KindRelease, Date: name, CorpusID: corpusID, Tasks: make([]schemas.SetMember, len(tasks))}
 	for i := range tasks {
 		d, err := schemas.DigestOf(&tasks[i])
 		if err != nil {

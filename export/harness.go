@@ -149,7 +149,7 @@ func WriteHarness(w io.Writer, src fs.FS, tasks []schemas.Task, m release.Harnes
 	if err != nil {
 		return 0, err
 	}
-	m.Kind = "harness"
+	m.Kind = schemas.KindHarness
 	m.Tasks = len(tasks)
 	man, err := json.MarshalIndent(&m, "", "  ")
 	if err != nil {

@@ -22,11 +22,11 @@ const (
 // EvalResult is one line of a result folder's results.jsonl: the score of one prediction
 // (an attempt of an agent) for one task.
 type EvalResult struct {
-	Kind          string `json:"kind"` // "eval_result"
-	SchemaVersion int    `json:"schema_version"`
-	InstanceID    string `json:"instance_id"`
-	Source        Source `json:"source"`
-	IsControl     bool   `json:"is_control"`
+	Kind          RecordKind `json:"kind"`
+	SchemaVersion int        `json:"schema_version"`
+	InstanceID    string     `json:"instance_id"`
+	Source        Source     `json:"source"`
+	IsControl     bool       `json:"is_control"`
 	// Excluded tasks are evaluated and listed, and left out of every figure.
 	Excluded        bool   `json:"excluded"`
 	ExclusionReason string `json:"exclusion_reason,omitempty"`
@@ -138,8 +138,8 @@ type SafeInstallScore struct {
 
 // EvalSummary is a result folder's summary.json.
 type EvalSummary struct {
-	Kind          string `json:"kind"` // "eval_summary"
-	SchemaVersion int    `json:"schema_version"`
+	Kind          RecordKind `json:"kind"`
+	SchemaVersion int        `json:"schema_version"`
 	// Agent names what made the predictions (--agent, or the predictions file).
 	Agent string `json:"agent"`
 	Split string `json:"split"`

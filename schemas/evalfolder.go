@@ -19,7 +19,7 @@ func ReadEvalFolder[T any](dir string) (EvalSummary, []T, error) {
 	if err != nil {
 		return sum, nil, fmt.Errorf("result folder %s: %w (give a folder envgap eval or envgap run wrote)", dir, err)
 	}
-	if err := json.Unmarshal(b, &sum); err != nil || sum.Kind != "eval_summary" {
+	if err := json.Unmarshal(b, &sum); err != nil || sum.Kind != KindEvalSummary {
 		return sum, nil, fmt.Errorf("result folder %s: %s is not an eval summary", dir, EvalSummaryFile)
 	}
 	if sum.SchemaVersion != EvalSchemaVersion {

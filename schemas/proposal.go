@@ -18,8 +18,8 @@ const (
 // proposal together; the first proposal that verifies wins (its digest is recorded in
 // the verdict), and admit takes the fix, the commands and made_by from it.
 type Proposal struct {
-	Kind       string `json:"kind"` // "proposal"
-	InstanceID string `json:"instance_id"`
+	Kind       RecordKind `json:"kind"`
+	InstanceID string     `json:"instance_id"`
 	// Candidate and Reproduction are the digests of the candidate as crawled and of the
 	// reproduction whose failing log the agent was given.
 	Candidate    Digest `json:"candidate"`

@@ -3,7 +3,7 @@ package schemas
 // CandidateSet is the object a `candidates/<name>` ref points at: the candidates one `add`,
 // crawl or study import produced, sorted by instance id.
 type CandidateSet struct {
-	Kind    string        `json:"kind"` // "candidate_set"
+	Kind    RecordKind    `json:"kind"`
 	Name    string        `json:"name"`
 	Origin  string        `json:"origin"` // what produced it: "add FILE", "crawl prs ID", "crawl lite DIR"
 	Members []SetMember   `json:"members"`
@@ -79,7 +79,7 @@ func (s StepRecord) Failed() bool { return !s.Skipped && (s.ExitCode != 0 || s.T
 
 // Run is the record of one evaluation-core run (DESIGN.md, "The evaluation core").
 type Run struct {
-	Kind         string       `json:"kind"` // "run"
+	Kind         RecordKind   `json:"kind"`
 	InstanceID   string       `json:"instance_id"`
 	Side         string       `json:"side"` // "before", "after", "prediction"
 	Key          Digest       `json:"key"`  // digest of the spec
@@ -132,16 +132,16 @@ type RunLimits struct {
 
 // Verdict is the outcome verify decided for a candidate, with the runs behind it.
 type Verdict struct {
-	Kind       string   `json:"kind"` // "verdict"
-	InstanceID string   `json:"instance_id"`
-	Candidate  Digest   `json:"candidate"`
-	Key        Digest   `json:"key"` // the memo key: candidate, recipe, image, core version, repeats
-	Outcome    Outcome  `json:"outcome"`
-	Reason     string   `json:"reason"`
-	IsControl  bool     `json:"is_control"`
-	Recipe     Recipe   `json:"recipe"`
-	Before     []Digest `json:"before"`
-	After      []Digest `json:"after"`
+	Kind       RecordKind `json:"kind"`
+	InstanceID string     `json:"instance_id"`
+	Candidate  Digest     `json:"candidate"`
+	Key        Digest     `json:"key"` // the memo key: candidate, recipe, image, core version, repeats
+	Outcome    Outcome    `json:"outcome"`
+	Reason     string     `json:"reason"`
+	IsControl  bool       `json:"is_control"`
+	Recipe     Recipe     `json:"recipe"`
+	Before     []Digest   `json:"before"`
+	After      []Digest   `json:"after"`
 	// Stability is "k/n": how many of n repeats agreed with the outcome.
 	Stability        string `json:"stability"`
 	CoreVersion      string `json:"core_version"`
@@ -178,8 +178,8 @@ type Finding struct {
 // Exclusion marks a task excluded_from_scoring. Exclusions are never deleted; a newer one
 // points at the one it supersedes.
 type Exclusion struct {
-	Kind       string `json:"kind"` // "exclusion"
-	InstanceID string `json:"instance_id"`
+	Kind       RecordKind `json:"kind"`
+	InstanceID string     `json:"instance_id"`
 	// TaskKind is TaskRepair or TaskControl, as in the card's table.
 	TaskKind TaskKind `json:"task_kind"`
 	Reason   string   `json:"reason"`
@@ -192,7 +192,7 @@ type Exclusion struct {
 
 // Release records one exported task set.
 type Release struct {
-	Kind     string      `json:"kind"` // "release"
+	Kind     RecordKind  `json:"kind"`
 	Date     string      `json:"date"`
 	CorpusID string      `json:"corpus_id"`
 	Tasks    []SetMember `json:"tasks"`

@@ -164,7 +164,7 @@ func (s *Stage) check(ctx context.Context, on checkOn, c catalog.CandidateEntry,
 	}
 	dec := Classify(Case{Set: c.Set, HasFix: len(fix) > 0, Regex: recipe.ExpectedFailureRegex, Signature: c.FailureSignature}, obs)
 	v := schemas.Verdict{
-		Kind: "verdict", InstanceID: id, Candidate: c.Digest, Key: key, Outcome: dec.Outcome, Reason: dec.Reason,
+		Kind: schemas.KindVerdict, InstanceID: id, Candidate: c.Digest, Key: key, Outcome: dec.Outcome, Reason: dec.Reason,
 		IsControl: dec.IsControl, Recipe: recipe, Before: before, After: after, Stability: dec.Stability,
 		CoreVersion: core.Version, DecidedAt: opts.Now().UTC().Format(time.RFC3339), FailureSignature: dec.FailureSignature,
 		Proposal: pd,

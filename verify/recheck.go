@@ -31,10 +31,10 @@ type RecheckResult struct {
 
 // Recheck is the record of one recheck (ref rechecks/<date>).
 type Recheck struct {
-	Kind        string          `json:"kind"` // "recheck"
-	Date        string          `json:"date"`
-	CoreVersion string          `json:"core_version"`
-	Results     []RecheckResult `json:"results"`
+	Kind        schemas.RecordKind `json:"kind"`
+	Date        string             `json:"date"`
+	CoreVersion string             `json:"core_version"`
+	Results     []RecheckResult    `json:"results"`
 }
 
 // RecheckDate parses a recheck date (YYYY-MM-DD or RFC 3339) and returns its label (the
@@ -73,7 +73,7 @@ func (s *Stage) Recheck(ctx context.Context, date string, opts Options) (*Rechec
 	var down core.Unresponsive
 	for i, r := range refs {
 		if ctx.Err() != nil {
-			return &Recheck{Kind: "recheck", Date: label, CoreVersion: core.Version, Results: results}, ctx.Err()
+			return &Recheck{Kind: schemas.KindRecheck, Date: label, CoreVersion: core.Version, Results: results}, ctx.Err()
 		}
 		cr := s.Cores[i%len(s.Cores)]
 		var res RecheckResult
@@ -132,7 +132,7 @@ func (s *Stage) SaveRecheck(date string, results []RecheckResult) (*Recheck, err
 	if err != nil {
 		return nil, err
 	}
-	rec := &Recheck{Kind: "recheck", Date: label, CoreVersion: core.Version, Results: results}
+	rec := &Recheck{Kind: schemas.KindRecheck, Date: label, CoreVersion: core.Version, Results: results}
 	d, err := s.Store.PutJSON(rec)
 	if err != nil {
 		return rec, err
@@ -220,7 +220,7 @@ func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, rc rechecked, opt
 		}
 	}
 	if res.Excluded {
-		ex := schemas.Exclusion{Kind: "exclusion", InstanceID: t.InstanceID, TaskKind: kind, Reason: res.Reason,
+		ex := schemas.Exclusion{Kind: schemas.KindExclusion, InstanceID: t.InstanceID, TaskKind: kind, Reason: res.Reason,
 			Since: since.Format(time.RFC3339), Recheck: label}
 		d, err := s.Store.PutJSON(&ex)
 		if err == nil {

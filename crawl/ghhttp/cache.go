@@ -100,7 +100,7 @@ func (l revalidate) put(req *http.Request, resp *http.Response, b []byte, key sc
 	if err != nil {
 		return schemas.Digest{}, fmt.Errorf("github cache: %w", err)
 	}
-	rec := Response{Kind: "github_response", Method: req.Method, URL: req.URL.String(), Status: resp.StatusCode,
+	rec := Response{Kind: schemas.KindGitHubResponse, Method: req.Method, URL: req.URL.String(), Status: resp.StatusCode,
 		Header: map[string]string{}, Body: bd, FetchedAt: l.clock.Now().UTC().Format(time.RFC3339)}
 	for _, h := range keptHeaders {
 		if v := resp.Header.Get(h); v != "" {
@@ -135,7 +135,7 @@ func lookup(store Cache, stage string, key schemas.Digest) (*Response, []byte, s
 		return nil, nil, d, false
 	}
 	var rec Response
-	if err := store.GetJSON(d, &rec); err != nil || rec.Kind != "github_response" {
+	if err := store.GetJSON(d, &rec); err != nil || rec.Kind != schemas.KindGitHubResponse {
 		return nil, nil, d, false
 	}
 	b, err := store.Get(rec.Body)

@@ -77,13 +77,13 @@ type Stats struct {
 
 // Response is the stored record of one final answer (kind "github_response").
 type Response struct {
-	Kind      string            `json:"kind"`
-	Method    string            `json:"method"`
-	URL       string            `json:"url"`
-	Status    int               `json:"status"`
-	Header    map[string]string `json:"header"`
-	Body      schemas.Digest    `json:"body"`
-	FetchedAt string            `json:"fetched_at"`
+	Kind      schemas.RecordKind `json:"kind"`
+	Method    string             `json:"method"`
+	URL       string             `json:"url"`
+	Status    int                `json:"status"`
+	Header    map[string]string  `json:"header"`
+	Body      schemas.Digest     `json:"body"`
+	FetchedAt string             `json:"fetched_at"`
 }
 
 // keptHeaders are the response headers a cached answer keeps.

@@ -66,20 +66,20 @@ func (w *walker) record(chain string, d schemas.Digest) {
 		return // damaged: the object walk reports it
 	}
 	var head struct {
-		Kind string `json:"kind"`
+		Kind schemas.RecordKind `json:"kind"`
 	}
 	if json.Unmarshal(b, &head) != nil {
 		return // a blob
 	}
 	switch head.Kind {
-	case "candidate_set":
+	case schemas.KindCandidateSet:
 		var set schemas.CandidateSet
 		if json.Unmarshal(b, &set) == nil {
 			for _, m := range set.Members {
 				w.leaf(chain+" -> candidate "+m.InstanceID, m.Digest)
 			}
 		}
-	case "verdict":
+	case schemas.KindVerdict:
 		var v schemas.Verdict
 		if json.Unmarshal(b, &v) == nil {
 			w.leaf(chain+" -> its candidate record", v.Candidate)
@@ -90,7 +90,7 @@ func (w *walker) record(chain string, d schemas.Digest) {
 				w.record(fmt.Sprintf("%s -> after run %d", chain, i+1), r)
 			}
 		}
-	case "run":
+	case schemas.KindRun:
 		var r schemas.Run
 		if json.Unmarshal(b, &r) == nil {
 			for _, st := range r.Steps {
@@ -98,7 +98,7 @@ func (w *walker) record(chain string, d schemas.Digest) {
 			}
 			w.leaf(chain+" -> registry log", r.Registry)
 		}
-	case "audit":
+	case schemas.KindAudit:
 		var a struct {
 			Verdict   schemas.Digest `json:"verdict"`
 			BeforeRun schemas.Digest `json:"before_run"`
@@ -109,7 +109,7 @@ func (w *walker) record(chain string, d schemas.Digest) {
 			w.record(chain+" -> the before run it audited", a.BeforeRun)
 			w.record(chain+" -> the after run it audited", a.AfterRun)
 		}
-	case "scan":
+	case schemas.KindScan:
 		var sc struct {
 			Review  schemas.Digest `json:"review"`
 			Objects []struct {
@@ -132,7 +132,7 @@ func (w *walker) record(chain string, d schemas.Digest) {
 				}
 			}
 		}
-	case "crawl_report":
+	case schemas.KindCrawlReport:
 		var r struct {
 			CandidateSet schemas.Digest `json:"candidate_set_digest"`
 		}

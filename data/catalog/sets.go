@@ -83,7 +83,7 @@ func (s *Catalog) AddCandidateSet(prefix, origin string, cands []schemas.Candida
 	} else if !errors.Is(err, data.ErrNotFound) {
 		return nil, err
 	}
-	set := schemas.CandidateSet{Kind: "candidate_set", Name: prefix + "-" + key.Short(), Origin: origin, Members: members, Rejects: rejects}
+	set := schemas.CandidateSet{Kind: schemas.KindCandidateSet, Name: prefix + "-" + key.Short(), Origin: origin, Members: members, Rejects: rejects}
 	d, err := s.PutJSON(&set)
 	if err != nil {
 		return nil, err

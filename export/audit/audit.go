@@ -22,16 +22,16 @@ type CategoryRule struct {
 
 // Record is the stored audit of one instance (ref audits/<instance_id>).
 type Record struct {
-	Kind         string            `json:"kind"` // "audit"
-	InstanceID   string            `json:"instance_id"`
-	Ecosystem    schemas.Ecosystem `json:"ecosystem"`
-	RegistryDate string            `json:"registry_date"`
-	AuditedAt    string            `json:"audited_at"`
-	Verdict      schemas.Digest    `json:"verdict"`
-	BeforeRun    schemas.Digest    `json:"before_run"`
-	AfterRun     schemas.Digest    `json:"after_run"`
-	Registry     string            `json:"registry"`
-	Advisories   string            `json:"advisories"`
+	Kind         schemas.RecordKind `json:"kind"`
+	InstanceID   string             `json:"instance_id"`
+	Ecosystem    schemas.Ecosystem  `json:"ecosystem"`
+	RegistryDate string             `json:"registry_date"`
+	AuditedAt    string             `json:"audited_at"`
+	Verdict      schemas.Digest     `json:"verdict"`
+	BeforeRun    schemas.Digest     `json:"before_run"`
+	AfterRun     schemas.Digest     `json:"after_run"`
+	Registry     string             `json:"registry"`
+	Advisories   string             `json:"advisories"`
 	// Rules is the RulesVersion the flags were decided by.
 	Rules    string                      `json:"rules,omitempty"`
 	Packages []safeinstall.PackageResult `json:"packages"`
@@ -74,7 +74,7 @@ func (a *Auditor) Audit(ctx context.Context, in Input) (*Record, error) {
 	if a.Now != nil {
 		now = a.Now
 	}
-	rec := &Record{Kind: "audit", Rules: RulesVersion, InstanceID: in.InstanceID, Ecosystem: in.Ecosystem, RegistryDate: in.RegistryDate,
+	rec := &Record{Kind: schemas.KindAudit, Rules: RulesVersion, InstanceID: in.InstanceID, Ecosystem: in.Ecosystem, RegistryDate: in.RegistryDate,
 		AuditedAt: now().UTC().Format(time.RFC3339), Packages: []safeinstall.PackageResult{}, SecurityFlags: []schemas.SecurityFlag{},
 		Categories: []schemas.Category{}, CategoryRules: []CategoryRule{}}
 	reg, _ := a.RegistryFor(in.Ecosystem)
@@ -203,7 +203,7 @@ func Read(st catalog.Store, id string) (*Record, error) {
 	if err := st.GetJSON(d, &r); err != nil {
 		return nil, fmt.Errorf("audit of %s: %w", id, err)
 	}
-	if r.Kind != "audit" {
+	if r.Kind != schemas.KindAudit {
 		return nil, fmt.Errorf("audit of %s: object %s is a %q record, not an audit", id, d.Short(), r.Kind)
 	}
 	return &r, nil

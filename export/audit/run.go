@@ -122,7 +122,7 @@ func (a *Auditor) reusable(st catalog.Store, id string, vd schemas.Digest, eco s
 		return nil, d, false
 	}
 	var r Record
-	if err := st.GetJSON(d, &r); err != nil || r.Kind != "audit" || r.Verdict != vd || r.Rules != RulesVersion {
+	if err := st.GetJSON(d, &r); err != nil || r.Kind != schemas.KindAudit || r.Verdict != vd || r.Rules != RulesVersion {
 		return nil, d, false
 	}
 	reg, _ := a.RegistryFor(eco)

@@ -61,10 +61,10 @@ type Skip struct {
 
 // Record is the stored result of one scan (ref scans/latest).
 type Record struct {
-	Kind      string `json:"kind"` // "scan"
-	Engine    string `json:"engine"`
-	Rules     int    `json:"rules"`
-	ScannedAt string `json:"scanned_at"`
+	Kind      schemas.RecordKind `json:"kind"`
+	Engine    string             `json:"engine"`
+	Rules     int                `json:"rules"`
+	ScannedAt string             `json:"scanned_at"`
 	// Review is the digest of the review file's bytes as read (stored as a blob); zero
 	// when there was no file.
 	Review     schemas.Digest `json:"review"`
@@ -100,7 +100,7 @@ func Latest(st catalog.Store) (*Record, schemas.Digest, error) {
 	if err := st.GetJSON(d, &r); err != nil {
 		return nil, d, fmt.Errorf("credential scan %s: %w", data.RefScanLatest, err)
 	}
-	if r.Kind != "scan" {
+	if r.Kind != schemas.KindScan {
 		return nil, d, fmt.Errorf("credential scan %s: object %s is a %q record, not a scan", data.RefScanLatest, d.Short(), r.Kind)
 	}
 	return &r, d, nil

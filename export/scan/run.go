@@ -69,7 +69,7 @@ func Run(ctx context.Context, st catalog.Store, sc *Scanner, opts RunOptions) (*
 	if opts.MaxTextBytes <= 0 {
 		opts.MaxTextBytes = DefaultMaxTextBytes
 	}
-	rec := &Record{Kind: "scan", Engine: EngineName, Rules: sc.Rules(), ReviewPath: opts.ReviewPath,
+	rec := &Record{Kind: schemas.KindScan, Engine: EngineName, Rules: sc.Rules(), ReviewPath: opts.ReviewPath,
 		ScannedAt: opts.Now().UTC().Format(time.RFC3339), Objects: []Object{}, Findings: []Occurrence{},
 		Skipped: []Skip{}, Notes: []Skip{}, StaleDecisions: []string{}}
 	if opts.ReviewBytes != nil {

@@ -102,7 +102,7 @@ func (e *Evaluator) Score(ctx context.Context, t *schemas.Task, p *schemas.Predi
 	}
 	if d, err := e.Store.Memo("eval", key); err == nil {
 		var r schemas.EvalResult
-		if err := e.Store.GetJSON(d, &r); err == nil && r.Kind == "eval_result" {
+		if err := e.Store.GetJSON(d, &r); err == nil && r.Kind == schemas.KindEvalResult {
 			return &r, true, nil
 		}
 	}
@@ -142,7 +142,7 @@ func NewResult(t *schemas.Task, p *schemas.Prediction, status, reason string) *s
 
 func newResult(t *schemas.Task, p *schemas.Prediction) *schemas.EvalResult {
 	r := &schemas.EvalResult{
-		Kind: "eval_result", SchemaVersion: schemas.EvalSchemaVersion, InstanceID: t.InstanceID,
+		Kind: schemas.KindEvalResult, SchemaVersion: schemas.EvalSchemaVersion, InstanceID: t.InstanceID,
 		Source: t.Source, IsControl: t.IsControl, Excluded: t.ExcludedFromScoring, Run: 1, Attempt: 1,
 		Leaks: []schemas.Leak{}, Files: []string{}, DeletedFiles: []string{}, Steps: []schemas.EvalStep{},
 		D1: []string{}, D3: []string{}, CostUSD: p.CostUSD, CoreVersion: core.Version,

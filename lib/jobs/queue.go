@@ -14,13 +14,14 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/schemas"
 )
 
 // Plan is what a run's workers do: one command over items, in order.
 type Plan struct {
-	Kind    string   `json:"kind"`    // "work-plan"
-	Command string   `json:"command"` // verify, recheck, ...
-	Items   []string `json:"items"`
+	Kind    schemas.RecordKind `json:"kind"`
+	Command string             `json:"command"` // verify, recheck, ...
+	Items   []string           `json:"items"`
 	// Args are the command's arguments as the workers need them (the caller's format).
 	Args json.RawMessage `json:"args,omitempty"`
 	// MaxAttempts bounds how often one item is claimed (default 2: a run and one redo).
@@ -126,7 +127,7 @@ func Create(dir string, p Plan) (*Queue, error) {
 		p.LeaseSeconds = 60
 	}
 	if p.Kind == "" {
-		p.Kind = "work-plan"
+		p.Kind = schemas.KindWorkPlan
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, fmt.Errorf("work folder: %w", err)
@@ -157,7 +158,7 @@ func OpenQueue(dir string) (*Queue, error) {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, fmt.Errorf("work folder %s: plan.json: %w", dir, err)
 	}
-	if p.Kind != "work-plan" || p.MaxAttempts <= 0 || p.LeaseSeconds <= 0 {
+	if p.Kind != schemas.KindWorkPlan || p.MaxAttempts <= 0 || p.LeaseSeconds <= 0 {
 		return nil, fmt.Errorf("work folder %s: plan.json is not a work plan", dir)
 	}
 	return &Queue{dir: dir, plan: p, Now: time.Now}, nil

@@ -37,9 +37,9 @@ const (
 
 // HarnessManifest is release/release.json inside the harness zip.
 type HarnessManifest struct {
-	Kind     string `json:"kind"` // "harness"
-	CorpusID string `json:"corpus_id"`
-	Tasks    int    `json:"tasks"`
+	Kind     schemas.RecordKind `json:"kind"`
+	CorpusID string             `json:"corpus_id"`
+	Tasks    int                `json:"tasks"`
 	// Repo is the Hub dataset the release was exported for.
 	Repo string `json:"repo"`
 	// Release is the release name given to export (--release), if any.

@@ -105,7 +105,7 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 		return nil, schemas.Digest{}, &InfraError{fmt.Errorf("%s: registry upstream fault (%d) while serving %s %s: %s; the run is not a clean run of the project", spec.InstanceID, len(regRec.Errors), e.Ecosystem, e.Package, e.Reason)}
 	}
 	run := &schemas.Run{
-		Kind: "run", InstanceID: spec.InstanceID, Side: string(spec.Side), Key: key, Recipe: r,
+		Kind: schemas.KindRun, InstanceID: spec.InstanceID, Side: string(spec.Side), Key: key, Recipe: r,
 		RegistryDate: spec.RegistryDate, Image: r.Image, ImageID: res.ImageID, CoreVersion: Version,
 		StartedAt: started.UTC().Format(time.RFC3339), FinishedAt: c.now().UTC().Format(time.RFC3339),
 		D1: d1, SkippedLinks: skippedLinks, RefusedConnections: refused,

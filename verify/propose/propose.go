@@ -251,7 +251,7 @@ func one(ctx context.Context, tg target, opts Options) Result {
 	}
 	if d, err := opts.Store.Memo("propose", key); err == nil {
 		var p schemas.Proposal
-		if err := opts.Store.GetJSON(d, &p); err == nil && p.Kind == "proposal" {
+		if err := opts.Store.GetJSON(d, &p); err == nil && p.Kind == schemas.KindProposal {
 			if err := opts.Store.SetRef(Ref(p.InstanceID, d), d); err != nil {
 				return fail(err)
 			}
@@ -367,7 +367,7 @@ func ask(ctx context.Context, tg target, opts Options) (*schemas.Proposal, error
 	if err != nil {
 		return nil, err
 	}
-	p := &schemas.Proposal{Kind: "proposal", InstanceID: c.InstanceID, Candidate: c.Digest, Reproduction: tg.rd,
+	p := &schemas.Proposal{Kind: schemas.KindProposal, InstanceID: c.InstanceID, Candidate: c.Digest, Reproduction: tg.rd,
 		Agent: agentName(opts), MadeBy: schemas.MadeByModel, GoldFiles: []schemas.File{}, CostUSD: act.CostUSD, Run: act.Info,
 		ProposedAt: opts.Now().UTC().Format(time.RFC3339Nano)}
 	if len(act.Trajectory) > 0 {

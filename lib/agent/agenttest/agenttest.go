@@ -92,7 +92,7 @@ func (f *FakeRunner) RunSpec(_ context.Context, spec core.Spec, _ string) (*sche
 	for _, fl := range files {
 		ok = ok || fl.Path == "requirements.txt" && string(fl.Content) == "x==1\n"
 	}
-	r := &schemas.Run{Kind: "run", InstanceID: spec.InstanceID, Resolved: ok, D1: schemas.DepSet{Deps: []schemas.Dependency{}}, D3: schemas.DepSet{Deps: []schemas.Dependency{}}}
+	r := &schemas.Run{Kind: schemas.KindRun, InstanceID: spec.InstanceID, Resolved: ok, D1: schemas.DepSet{Deps: []schemas.Dependency{}}, D3: schemas.DepSet{Deps: []schemas.Dependency{}}}
 	out, err := f.Store.Put([]byte("pip says no\n"))
 	if err != nil {
 		return nil, schemas.Digest{}, false, err
