@@ -3,9 +3,12 @@ package main
 import (
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/envgap/envgap/lib/agent/model/scripted"
 	"github.com/envgap/envgap/schemas"
@@ -269,5 +272,62 @@ func TestRunBuiltinAgentSlurm(t *testing.T) {
 	// Bad input is refused before anything is submitted.
 	if _, err := w.runAgent(t, store, "openai", filepath.Join(t.TempDir(), "x"), "--slurm"); exitCode(err) != exitUsage {
 		t.Errorf("run --slurm --agent openai without --model: %v", err)
+	}
+}
+
+// agentBoxesUnder lists the agent boxes (running or not) whose workspace is under dir.
+func agentBoxesUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	ids, err := exec.Command("docker", "ps", "-aq", "--filter", "label=org.envgap.side=agent").Output()
+	if err != nil {
+		t.Fatalf("docker ps: %v", err)
+	}
+	var found []string
+	for _, id := range strings.Fields(string(ids)) {
+		m, err := exec.Command("docker", "inspect", "--format", "{{range .Mounts}}{{.Source}} {{end}}", id).Output()
+		if err == nil && strings.Contains(string(m), dir) {
+			found = append(found, id)
+		}
+	}
+	return found
+}
+
+// A run killed while its agent acts (SIGTERM, as Slurm and a terminal's Ctrl-C stop it)
+// leaves no container behind: the box is removed on the way out.
+func TestRunKilledLeavesNoBox(t *testing.T) {
+	requireEngine(t, "envgap-python-eval")
+	w := newEvalWorld(t)
+	store := filepath.Join(t.TempDir(), "store")
+	work := t.TempDir()
+	base := serveScript(t, `{"model":"sleeper","conversations":[{"turns":[{"tool_calls":[{"name":"bash","input":{"command":"sleep 600"}}]}]}]}`)
+	args := []string{"--store", store, "run", "--agent", "openai", "--model", "sleeper", "--base-url", base, "--split", "reported", "--tasks", w.hub,
+		"--out", filepath.Join(t.TempDir(), "out"), "--work-dir", work, "--git-url-template", w.gitTemplate, "--pypi-upstream", w.pypi + "/simple/",
+		"--pypi", w.pypi, "--npm-registry", "http://127.0.0.1:9/", "--osv", w.osv, "--max-attempts", "1"}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "ENVGAP_TEST_AS_ENVGAP=1")
+	var outBuf strings.Builder
+	cmd.Stdout, cmd.Stderr = &outBuf, &outBuf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// Wait for the box to be open (the model's first call is a 600 s sleep in it).
+	for len(agentBoxesUnder(t, work)) == 0 {
+		select {
+		case err := <-exited:
+			t.Fatalf("the run ended before its box opened: %v\n%s", err, outBuf.String())
+		case <-time.After(time.Second):
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-exited; err == nil {
+		t.Errorf("the killed run exited 0\n%s", outBuf.String())
+	}
+	if left := agentBoxesUnder(t, work); len(left) != 0 {
+		exec.Command("docker", append([]string{"rm", "-f"}, left...)...).Run()
+		t.Fatalf("a killed run left its box behind: %v\n%s", left, outBuf.String())
 	}
 }

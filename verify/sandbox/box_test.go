@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +54,26 @@ func TestBox(t *testing.T) {
 	}
 	if _, err := e.OpenBox(ctx, BoxSpec{Image: img, Dir: "relative"}); err == nil {
 		t.Fatal("a relative box directory was taken")
+	}
+}
+
+// A tool call's 1 GiB output is streamed, not kept: the step keeps the head and the tail
+// (Limits.OutputBytes in all) and counts the whole.
+func TestBoxOutputCapped(t *testing.T) {
+	e, img := needEngine(t)
+	ctx := context.Background()
+	labels := testLabels(t)
+	b, err := e.OpenBox(ctx, BoxSpec{Image: img, Dir: t.TempDir(), Labels: labels, Limits: Limits{OutputBytes: 64 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	const whole = 1 << 30
+	sr, err := b.Exec(ctx, "printf HEAD; head -c "+strconv.Itoa(whole-8)+" /dev/zero | tr '\\0' x; printf TAIL", 10*time.Minute)
+	if err != nil || sr.ExitCode != 0 || sr.TimedOut {
+		t.Fatalf("%v exit %d timed out %v", err, sr.ExitCode, sr.TimedOut)
+	}
+	if sr.OutputSize != whole || int64(len(sr.Output)) > 64<<10+256 || !strings.HasPrefix(string(sr.Output), "HEAD") || !strings.HasSuffix(string(sr.Output), "TAIL") {
+		t.Fatalf("output: size %d, kept %d bytes, head %q, tail %q", sr.OutputSize, len(sr.Output), sr.Output[:min(8, len(sr.Output))], sr.Output[max(0, len(sr.Output)-8):])
 	}
 }
