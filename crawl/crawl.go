@@ -176,7 +176,7 @@ func newCrawler(cmd string, opts Options, deps Deps) (*crawler, error) {
 		base.Path += "/"
 	}
 	opts.APIURL = base.String()
-	if prev, err := deps.Store.Ref(data.RefCrawls + opts.CrawlID); err == nil {
+	if prev, err := deps.Store.Ref(data.CrawlRef(opts.CrawlID)); err == nil {
 		var old Report
 		if err := deps.Store.GetJSON(prev, &old); err == nil && old.Command != "" && old.Command != cmd {
 			return nil, fmt.Errorf("crawl id %s already names a crawl %s run; give this crawl %s its own id", opts.CrawlID, old.Command, cmd)
@@ -272,9 +272,9 @@ func crawlSetPrefix(cmd, crawlID string) string { return "crawl-" + cmd + "-" + 
 // another writer made.
 func crawlSetSource(ref string) (schemas.Source, bool) {
 	switch {
-	case strings.HasPrefix(ref, data.RefCandidates+crawlSetPrefix("prs", "")):
+	case strings.HasPrefix(ref, data.CandidateSetRef(crawlSetPrefix("prs", ""))):
 		return schemas.SourceRepaired, true
-	case strings.HasPrefix(ref, data.RefCandidates+crawlSetPrefix("issues", "")):
+	case strings.HasPrefix(ref, data.CandidateSetRef(crawlSetPrefix("issues", ""))):
 		return schemas.SourceReported, true
 	}
 	return "", false
@@ -664,7 +664,7 @@ func (c *crawler) finish() (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := st.SetRef(data.RefCrawls+c.opts.CrawlID, d); err != nil {
+	if err := st.SetRef(data.CrawlRef(c.opts.CrawlID), d); err != nil {
 		return nil, err
 	}
 	r.Digest = d

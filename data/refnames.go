@@ -1,5 +1,7 @@
 package data
 
+import "github.com/envgap/envgap/schemas"
+
 // Ref name prefixes: the conventions every stage follows.
 const (
 	// RefCandidates + name points at a schemas.CandidateSet.
@@ -30,3 +32,44 @@ const (
 	// RefScanLatest points at the record of the latest credential scan.
 	RefScanLatest = "scans/latest"
 )
+
+// The ref names, built here alone.
+
+// CandidateSetRef is the ref of the candidate set named name.
+func CandidateSetRef(name string) string { return RefCandidates + name }
+
+// VerdictRef is the ref of an instance's latest verdict.
+func VerdictRef(id string) string { return RefVerdicts + id }
+
+// TaskRef is the ref of an instance's admitted task row.
+func TaskRef(id string) string { return RefTasks + id }
+
+// ExclusionRef is the ref of an instance's latest exclusion.
+func ExclusionRef(id string) string { return RefExclusions + id }
+
+// ReleaseRef is the ref of the release of a date.
+func ReleaseRef(date string) string { return RefReleases + date }
+
+// CrawlRef is the ref of a crawl's report.
+func CrawlRef(crawlID string) string { return RefCrawls + crawlID }
+
+// RecheckRef is the ref of the recheck record of a label (a date).
+func RecheckRef(label string) string { return RefRechecks + label }
+
+// ProposalsOf is the prefix of the refs of an instance's proposals.
+func ProposalsOf(id string) string { return RefProposals + id + "/" }
+
+// ProposalRef is the ref of the proposal d of an instance.
+func ProposalRef(id string, d schemas.Digest) string { return ProposalsOf(id) + d.Short() }
+
+// ProposalChecksOf is the prefix of the refs of the checks of an instance's proposals.
+func ProposalChecksOf(id string) string { return RefProposalChecks + id + "/" }
+
+// ProposalCheckRef is the ref of the verdict of checking the proposal d of an instance.
+func ProposalCheckRef(id string, d schemas.Digest) string { return ProposalChecksOf(id) + d.Short() }
+
+// ReproductionRef is the ref of an instance's reproduction.
+func ReproductionRef(id string) string { return RefReproductions + id }
+
+// AuditRef is the ref of an instance's latest registry audit.
+func AuditRef(id string) string { return RefAudits + id }

@@ -214,7 +214,7 @@ func BuildTask(c *schemas.Candidate, v *schemas.Verdict, audit AuditResult, audi
 
 // storeTask stores a task row and points tasks/<id> at it, filling in what happened.
 func storeTask(st catalog.Store, t *schemas.Task, a *Admission) error {
-	ref := data.RefTasks + t.InstanceID
+	ref := data.TaskRef(t.InstanceID)
 	d, err := schemas.DigestOf(t)
 	if err != nil {
 		return fmt.Errorf("admit %s: %w", t.InstanceID, err)

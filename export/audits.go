@@ -36,7 +36,7 @@ func (f AuditFunc) Audit(id string) (AuditResult, bool, error) { return f(id) }
 // stage's own reader is wired in.
 func StoreAudits(st catalog.Store) AuditSource {
 	return AuditFunc(func(id string) (AuditResult, bool, error) {
-		d, err := st.Ref(data.RefAudits + id)
+		d, err := st.Ref(data.AuditRef(id))
 		if errors.Is(err, data.ErrNotFound) {
 			return AuditResult{}, false, nil
 		}

@@ -81,7 +81,7 @@ func Exclude(st catalog.Store, req ExcludeRequest) (*ExcludeResult, error) {
 	if req.Kind != "" && req.Kind != schemas.TaskRepair && req.Kind != schemas.TaskControl {
 		return nil, fmt.Errorf("exclude: kind %q: want repair or control", req.Kind)
 	}
-	d, err := st.Ref(data.RefTasks + id)
+	d, err := st.Ref(data.TaskRef(id))
 	if errors.Is(err, data.ErrNotFound) {
 		return nil, fmt.Errorf("exclude %s: no such task (only admitted tasks can be excluded; envgap status lists them): %w", id, err)
 	}
@@ -101,7 +101,7 @@ func Exclude(st catalog.Store, req ExcludeRequest) (*ExcludeResult, error) {
 		now = req.Now
 	}
 	since := now().UTC().Format(time.RFC3339)
-	prev, err := st.Ref(data.RefExclusions + id)
+	prev, err := st.Ref(data.ExclusionRef(id))
 	switch {
 	case err == nil:
 		var old schemas.Exclusion
@@ -125,7 +125,7 @@ func Exclude(st catalog.Store, req ExcludeRequest) (*ExcludeResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exclude %s: %w", id, err)
 	}
-	if err := st.SetRef(data.RefExclusions+id, nd); err != nil {
+	if err := st.SetRef(data.ExclusionRef(id), nd); err != nil {
 		return nil, fmt.Errorf("exclude %s: %w", id, err)
 	}
 	return &ExcludeResult{InstanceID: id, Exclusion: ex, Digest: nd}, nil

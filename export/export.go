@@ -125,12 +125,12 @@ func Export(st catalog.Store, opts Options) (*Report, error) {
 	if rel.release != nil {
 		d, err := st.PutJSON(rel.release)
 		if err == nil {
-			err = st.SetRef(data.RefReleases+opts.Release, d)
+			err = st.SetRef(data.ReleaseRef(opts.Release), d)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("export: the files were written, but recording release %s failed: %w", opts.Release, err)
 		}
-		rep.Release = data.RefReleases + opts.Release
+		rep.Release = data.ReleaseRef(opts.Release)
 	}
 	return rep, nil
 }
@@ -598,7 +598,7 @@ func prepareRelease(st catalog.Store, name, corpusID string, tasks []schemas.Tas
 	if err != nil {
 		return nil, fmt.Errorf("export: release: %w", err)
 	}
-	old, err := st.Ref(data.RefReleases + name)
+	old, err := st.Ref(data.ReleaseRef(name))
 	switch {
 	case err == nil && old == d:
 		return rel, nil

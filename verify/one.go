@@ -180,7 +180,7 @@ func (s *Stage) check(ctx context.Context, on checkOn, c catalog.CandidateEntry,
 	// The verdict this one replaces; none when there is none, or when it was lost (this
 	// run decides it again).
 	if _, prev, err := s.Store.Verdict(id); err == nil {
-		if verdictRef(&v) == data.RefVerdicts+id {
+		if verdictRef(&v) == data.VerdictRef(id) {
 			v.Previous = prev
 		}
 	} else if !errors.Is(err, data.ErrNotFound) && !errors.Is(err, data.ErrDangling) {
@@ -213,12 +213,12 @@ const KindReproduction = "reproduction"
 // check of a proposal that did not verify, proposal-checks/<id>/<proposal>.
 func verdictRef(v *schemas.Verdict) string {
 	if v.Kind == KindReproduction && v.Proposal.IsZero() {
-		return data.RefReproductions + v.InstanceID
+		return data.ReproductionRef(v.InstanceID)
 	}
 	if !v.Proposal.IsZero() && v.Outcome != schemas.OutcomeVerified {
-		return data.RefProposalChecks + v.InstanceID + "/" + v.Proposal.Short()
+		return data.ProposalCheckRef(v.InstanceID, v.Proposal)
 	}
-	return data.RefVerdicts + v.InstanceID
+	return data.VerdictRef(v.InstanceID)
 }
 
 // run runs one spec, memoised per (spec, image, repeat index) so an interrupted verify

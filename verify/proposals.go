@@ -21,7 +21,7 @@ type proposal struct {
 // fix: made for this very candidate, and not refused. They are in the order they were
 // proposed (then by digest): the first that verifies wins.
 func (s *Stage) proposals(c *catalog.CandidateEntry) ([]proposal, error) {
-	refs, err := s.Store.Refs(data.RefProposals + c.InstanceID + "/")
+	refs, err := s.Store.Refs(data.ProposalsOf(c.InstanceID))
 	if err != nil {
 		return nil, err
 	}

@@ -137,7 +137,7 @@ func (s *Stage) SaveRecheck(date string, results []RecheckResult) (*Recheck, err
 	if err != nil {
 		return rec, err
 	}
-	return rec, s.Store.SetRef(data.RefRechecks+label, d)
+	return rec, s.Store.SetRef(data.RecheckRef(label), d)
 }
 
 // rechecked is what one recheck of a task reruns: the task row and the recheck's day
@@ -224,7 +224,7 @@ func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, rc rechecked, opt
 			Since: since.Format(time.RFC3339), Recheck: label}
 		d, err := s.Store.PutJSON(&ex)
 		if err == nil {
-			err = s.Store.SetRef(data.RefExclusions+t.InstanceID, d)
+			err = s.Store.SetRef(data.ExclusionRef(t.InstanceID), d)
 		}
 		if err != nil {
 			res.Error = err.Error()

@@ -141,7 +141,7 @@ func runCrawlGitHub(ctx context.Context, f *factory, opts *crawlGitHubOptions) e
 			*crawl.Report
 			ReportRef    string         `json:"report_ref"`
 			ReportDigest schemas.Digest `json:"report_digest"`
-		}{rep, data.RefCrawls + rep.CrawlID, rep.Digest}); err != nil {
+		}{rep, data.CrawlRef(rep.CrawlID), rep.Digest}); err != nil {
 			return err
 		}
 	} else {

@@ -14,7 +14,7 @@ import (
 // A verdict ref whose object is lost is a *data.DanglingError, never "no verdict".
 func (s *Catalog) Verdict(id string) (schemas.Verdict, schemas.Digest, error) {
 	var v schemas.Verdict
-	d, err := s.RefJSON(data.RefVerdicts+id, &v)
+	d, err := s.RefJSON(data.VerdictRef(id), &v)
 	if errors.Is(err, data.ErrDangling) {
 		err = fmt.Errorf("the verdict of %s is lost: %w; run envgap verify --ids %s to decide it again", id, err, id)
 	}
@@ -25,7 +25,7 @@ func (s *Catalog) Verdict(id string) (schemas.Verdict, schemas.Digest, error) {
 // (a lost one is a *data.DanglingError).
 func (s *Catalog) Exclusion(id string) (schemas.Exclusion, error) {
 	var e schemas.Exclusion
-	_, err := s.RefJSON(data.RefExclusions+id, &e)
+	_, err := s.RefJSON(data.ExclusionRef(id), &e)
 	return e, err
 }
 
@@ -76,7 +76,7 @@ type Status struct {
 // CurrentOutcome derives a candidate's outcome from the store: task when admitted, else
 // the latest verdict, else the outcome its import decided, else not_checked.
 func (s *Catalog) CurrentOutcome(c schemas.Candidate) (Status, error) {
-	if _, err := s.Ref(data.RefTasks + c.InstanceID); err == nil {
+	if _, err := s.Ref(data.TaskRef(c.InstanceID)); err == nil {
 		return Status{schemas.OutcomeTask, "admitted as a task"}, nil
 	} else if !errors.Is(err, data.ErrNotFound) {
 		return Status{}, err
@@ -92,7 +92,7 @@ func (s *Catalog) CurrentOutcome(c schemas.Candidate) (Status, error) {
 		return Status{c.Outcome, c.Reason}, nil
 	}
 	st := Status{schemas.OutcomeNotChecked, "no verdict yet: waiting for its clean-container check (envgap verify)"}
-	if _, err := s.Ref(data.RefReproductions + c.InstanceID); err == nil {
+	if _, err := s.Ref(data.ReproductionRef(c.InstanceID)); err == nil {
 		st.Reason = ReasonReproducedNoFix
 	} else if !errors.Is(err, data.ErrNotFound) {
 		return Status{}, err
@@ -108,11 +108,11 @@ func (s *Catalog) proposalsFailed(id string, st Status) (Status, error) {
 	if st.Outcome != schemas.OutcomeNotChecked {
 		return st, nil
 	}
-	checks, err := s.Refs(data.RefProposalChecks + id + "/")
+	checks, err := s.Refs(data.ProposalChecksOf(id))
 	if err != nil {
 		return st, err
 	}
-	props, err := s.Refs(data.RefProposals + id + "/")
+	props, err := s.Refs(data.ProposalsOf(id))
 	if err != nil {
 		return st, err
 	}

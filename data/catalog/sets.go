@@ -65,7 +65,7 @@ func (s *Catalog) AddCandidateSet(prefix, origin string, cands []schemas.Candida
 	if err != nil {
 		return nil, err
 	}
-	ref := data.RefCandidates + prefix + "-" + key.Short()
+	ref := data.CandidateSetRef(prefix + "-" + key.Short())
 	// Objects first, the ref last: a write killed halfway leaves only unreferenced
 	// objects, and running it again completes it. The records are written even when the
 	// set is stored already: that restores a record lost from the store.

@@ -195,7 +195,7 @@ func categorize(in Input, pkgs []safeinstall.PackageResult, flags map[schemas.Se
 // Read returns the audit Record of an instance, or an error wrapping data.ErrNotFound
 // when it has not been audited.
 func Read(st catalog.Store, id string) (*Record, error) {
-	d, err := st.Ref(data.RefAudits + id)
+	d, err := st.Ref(data.AuditRef(id))
 	if err != nil {
 		return nil, fmt.Errorf("audit of %s: %w (run envgap audit)", id, err)
 	}

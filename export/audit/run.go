@@ -106,7 +106,7 @@ func Run(ctx context.Context, st catalog.Store, a *Auditor, ids []string, opts R
 		if err != nil {
 			return res, err
 		}
-		if err := st.SetRef(data.RefAudits+id, d); err != nil {
+		if err := st.SetRef(data.AuditRef(id), d); err != nil {
 			return res, err
 		}
 		res.Audited = append(res.Audited, Summary{id, d, rec.SecurityFlags, rec.Categories, rec.SafeInstall})
@@ -117,7 +117,7 @@ func Run(ctx context.Context, st catalog.Store, a *Auditor, ids []string, opts R
 // reusable returns the stored audit of id when it read verdict vd, asked the upstreams a
 // would ask, and is younger than maxAge.
 func (a *Auditor) reusable(st catalog.Store, id string, vd schemas.Digest, eco schemas.Ecosystem, now time.Time, maxAge time.Duration) (*Record, schemas.Digest, bool) {
-	d, err := st.Ref(data.RefAudits + id)
+	d, err := st.Ref(data.AuditRef(id))
 	if err != nil {
 		return nil, d, false
 	}
@@ -149,7 +149,7 @@ func LoadInput(st catalog.Store, id string) (*Input, schemas.Digest, error) {
 	}
 	in := &Input{InstanceID: id}
 	var t schemas.Task
-	if d, err := st.Ref(data.RefTasks + id); err == nil {
+	if d, err := st.Ref(data.TaskRef(id)); err == nil {
 		if err := st.GetJSON(d, &t); err != nil {
 			return nil, vd, fmt.Errorf("audit %s: task: %w", id, err)
 		}

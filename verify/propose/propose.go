@@ -180,7 +180,7 @@ func Eligible(st catalog.Store, c *catalog.CandidateEntry) (schemas.Verdict, sch
 	case err != nil && !errors.Is(err, data.ErrNotFound):
 		return v, d, "", err
 	case err != nil:
-		d, err = st.Ref(data.RefReproductions + c.InstanceID)
+		d, err = st.Ref(data.ReproductionRef(c.InstanceID))
 		if errors.Is(err, data.ErrNotFound) {
 			return v, d, "its failure has not been reproduced (run envgap verify first)", nil
 		} else if err != nil {
@@ -284,7 +284,7 @@ func resultOf(p schemas.Proposal, d schemas.Digest, cached bool) Result {
 }
 
 // Ref is the ref of one proposal: proposals/<instance_id>/<12 hex of its digest>.
-func Ref(id string, d schemas.Digest) string { return data.RefProposals + id + "/" + d.Short() }
+func Ref(id string, d schemas.Digest) string { return data.ProposalRef(id, d) }
 
 // ask runs the agent once in a fresh workspace at base_commit and turns what it did into
 // a proposal (refused, with the reason, when it cannot be checked).
