@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/envgap/envgap/data/demo"
 	"github.com/envgap/envgap/lib/agent/model/scripted"
 	"github.com/envgap/envgap/schemas"
 )
@@ -329,5 +332,79 @@ func TestRunKilledLeavesNoBox(t *testing.T) {
 	if left := agentBoxesUnder(t, work); len(left) != 0 {
 		exec.Command("docker", append([]string{"rm", "-f"}, left...)...).Run()
 		t.Fatalf("a killed run left its box behind: %v\n%s", left, outBuf.String())
+	}
+}
+
+// laterPyPI is the demo index plus tabulate 0.9.3, uploaded after every task's cut-off.
+func laterPyPI(t *testing.T) string {
+	t.Helper()
+	inner := demo.PyPIHandler(demo.PyPIFS())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		inner.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		if strings.Contains(r.URL.Path, "/simple/tabulate") && strings.Contains(rec.Header().Get("Content-Type"), "json") {
+			var idx map[string]any
+			if err := json.Unmarshal(body, &idx); err == nil {
+				idx["versions"] = append(idx["versions"].([]any), "0.9.3")
+				idx["files"] = append(idx["files"].([]any), map[string]any{"filename": "tabulate-0.9.3-py3-none-any.whl",
+					"url": "tabulate-0.9.3-py3-none-any.whl", "hashes": map[string]any{"sha256": strings.Repeat("ab", 32)},
+					"requires-python": ">=3.7", "size": 1936, "upload-time": "2023-06-01T00:00:00.000000Z", "yanked": false})
+				body, _ = json.Marshal(idx)
+			}
+		}
+		for k, v := range rec.Header() {
+			if k != "Content-Length" {
+				w.Header()[k] = v
+			}
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// Inside the box the cut-off holds: pip finds no version uploaded after it (the index
+// upstream has one), and the workspace has no later history to read or fetch.
+func TestRunBuiltinBoxHidesTheFuture(t *testing.T) {
+	requireEngine(t, "envgap-python-eval")
+	w := newEvalWorld(t)
+	w.pypi = laterPyPI(t)
+	store := filepath.Join(t.TempDir(), "store")
+	out := filepath.Join(t.TempDir(), "out")
+	script, _ := json.Marshal(map[string]any{"model": "future", "conversations": []any{map[string]any{"turns": []any{
+		map[string]any{"tool_calls": []any{map[string]any{"name": "bash", "input": map[string]any{"command": "if command -v git >/dev/null; then echo commits=$(git log --all --oneline | wc -l); else echo commits=nogit; fi; " +
+			"git fetch origin >/dev/null 2>&1; echo fetch=$?; git fetch --unshallow >/dev/null 2>&1; echo unshallow=$?; " +
+			"echo mentions=$(grep -rl " + w.h2 + " .git | wc -l); echo gitdir=$(test -d .git && echo yes)"}}}},
+		map[string]any{"tool_calls": []any{map[string]any{"name": "bash", "input": map[string]any{"command": "pip install --no-deps tabulate==0.9.3 2>&1 | grep -o 'from versions: [0-9., ]*'; echo pip=${PIPESTATUS[0]}"}}}},
+		map[string]any{"tool_calls": []any{map[string]any{"name": "finish", "input": map[string]any{}}}},
+	}}}})
+	base := serveScript(t, string(script))
+	args := []string{"--store", store, "run", "--agent", "openai", "--model", "future", "--base-url", base, "--split", "repaired", "--tasks", w.hub,
+		"--out", out, "--git-url-template", w.gitTemplate, "--pypi-upstream", w.pypi + "/simple/", "--pypi", w.pypi,
+		"--npm-registry", "http://127.0.0.1:9/", "--osv", w.osv, "--max-attempts", "1"}
+	if o, err := runCLI(t, args...); err != nil {
+		t.Fatalf("run: %v\n%s", err, o)
+	}
+	traj, err := os.ReadFile(filepath.Join(out, "agent", evalRepair, "run-1", "attempt-1.trajectory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The evaluation image may have no git: then git log and git fetch get nothing by
+	// construction; with git, the history is base_commit alone. Either way the workspace's
+	// repository (mounted in the box) names no later commit.
+	if !strings.Contains(string(traj), `commits=1\n`) && !strings.Contains(string(traj), `commits=nogit\n`) {
+		t.Errorf("git log --all in the box:\n%s", traj)
+	}
+	for _, want := range []string{`mentions=0\n`, `gitdir=yes`, `from versions: 0.8.10, 0.9.0`, `pip=1`} {
+		if !strings.Contains(string(traj), want) {
+			t.Errorf("the trajectory lacks %q:\n%s", want, traj)
+		}
+	}
+	for _, never := range []string{`fetch=0`, `unshallow=0`, `0.9.3,`} {
+		if strings.Contains(string(traj), never) {
+			t.Errorf("the trajectory holds %q:\n%s", never, traj)
+		}
 	}
 }
