@@ -121,6 +121,7 @@ var slurmCommands = map[string]func() slurmWork{
 	"recheck": func() slurmWork { return &recheckWork{} },
 	"eval":    func() slurmWork { return &evalWork{} },
 	"run":     func() slurmWork { return &runWork{} },
+	"study":   func() slurmWork { return &studyWork{} },
 }
 
 // run submits the items of work's command as one job array and waits for their results

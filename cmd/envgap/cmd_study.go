@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/envgap/envgap/lib/agent/model"
 	"github.com/envgap/envgap/lib/agent/model/bedrock"
 	"github.com/envgap/envgap/lib/agent/model/openai"
+	"github.com/envgap/envgap/lib/jobs"
 	"github.com/envgap/envgap/lib/studylayout"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
@@ -182,6 +184,7 @@ type studyRunOptions struct {
 	BaseURL      string
 	Region       string
 	MaxTurns     int
+	Slurm        slurmOptions
 }
 
 func newStudyRunCommand(f *factory) *cobra.Command {
@@ -201,18 +204,27 @@ again, so an interrupted run resumes; runs are memoised in the store.
 
 --agent bedrock|openai --model M: envgap's built-in model agent (lib/agent/loop) acting in
 the box (a container of the language's clean image on the workspace, with the registry proxy
-and the egress door), one loop attempt per round whose task is the prompt (and at a Repair
-round every error so far, verbatim); tools bash, write_file, finish (its summary's "RUN:"
-line is the run command). --base-url points openai at any OpenAI-compatible server.
+and the egress door), one loop attempt per round in one conversation: Gen starts it with the
+prompt, each Repair round continues it with the round's error, verbatim; tools bash,
+write_file, finish (its summary's "RUN:" line is the run command). --base-url points openai
+at any OpenAI-compatible server.
 
 --agent CMD runs a command per turn in the workspace with ENVGAP_STUDY_PROMPT (file),
 ENVGAP_STUDY_ROUND, ENVGAP_STUDY_FEEDBACK (file: the last error), ENVGAP_STUDY_ERRORS
 (folder of every error so far), ENVGAP_STUDY_LANGUAGE, ENVGAP_STUDY_PROBLEM and
 ENVGAP_RUN_COMMAND_FILE (where it may write the command that runs its program; else the
-default recipe's entry point is used). See docs/study.md.`,
+default recipe's entry point is used).
+
+--slurm runs the projects not done yet as a Slurm job array (as verify --slurm): each worker
+runs a project exactly as a local run does and writes its folder into STUDY, which, like
+the store, must be on a filesystem every node mounts; an agent command runs on the nodes.
+See docs/study.md.`,
 		Example: "  envgap study run --agent 'bash data/demo/agents/study-agent.sh' --agent-name scripted \\\n    --languages python,javascript --only 13,48 --out out/study",
-		Args:    exactArgs(0),
+		Args:    func(c *cobra.Command, args []string) error { return opts.Slurm.args(c, args) },
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := opts.Slurm.check(c, f, &opts.engineOptions); err != nil {
+				return err
+			}
 			switch {
 			case opts.Agent == "":
 				return usageError{errors.New("--agent is required: a command (see envgap study run --help)")}
@@ -244,7 +256,114 @@ default recipe's entry point is used). See docs/study.md.`,
 	c.Flags().IntVar(&opts.Jobs, "jobs", 1, "projects run at once")
 	c.Flags().DurationVar(&opts.AgentTimeout, "agent-timeout", 30*time.Minute, "time limit of one agent turn")
 	opts.addFlags(c)
+	opts.Slurm.addFlags(c)
 	return c
+}
+
+// studyWork is study run --slurm, and what a local run needs besides its session: each
+// item is a project of the study (its folder), run as a local run does.
+type studyWork struct {
+	workerEngine
+	Agent        string                `json:"agent"`
+	AgentName    string                `json:"agent_name"`
+	Model        string                `json:"model,omitempty"`
+	BaseURL      string                `json:"base_url,omitempty"`
+	Region       string                `json:"region,omitempty"`
+	MaxTurns     int                   `json:"max_turns,omitempty"`
+	AgentTimeout time.Duration         `json:"agent_timeout"`
+	Languages    []schemas.Ecosystem   `json:"languages"`
+	Problems     []studylayout.Problem `json:"problems"`
+	Trials       int                   `json:"trials"`
+	MaxRepairs   int                   `json:"max_repairs"`
+	Variant      string                `json:"variant"`
+	Out          string                `json:"out"`
+}
+
+func (w *studyWork) command() string       { return "study" }
+func (w *studyWork) workers() workerEngine { return w.workerEngine }
+
+// handler runs one project of the study, as a local study run does.
+func (w *studyWork) handler(c *cobra.Command, f *factory, items []string, logf func(string, ...any)) (jobs.Handler, func(), error) {
+	eo := w.engine()
+	sess, vo, err := eo.open(c, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	o, err := w.options(c, f, sess, vo)
+	if err != nil {
+		sess.Close()
+		return nil, nil, err
+	}
+	planned, err := study.Plan(&o)
+	if err != nil {
+		sess.Close()
+		return nil, nil, err
+	}
+	byRel := map[string]study.Job{}
+	for _, j := range planned {
+		byRel[j.Rel] = j
+	}
+	logf("engine %s, registry proxy %s; study of %d project(s)", strings.Join(sess.Hosts(), ","), sess.ProxyURL(), len(items))
+	return func(ctx context.Context, item string) (json.RawMessage, string) {
+		it := studyItem{Rel: item}
+		j, ok := byRel[item]
+		switch {
+		case !ok:
+			it.Error = "the project is not in the study's plan"
+		case study.Done(o, j):
+			it.Skipped = true
+		default:
+			p, err := study.RunJob(ctx, o, j)
+			if err != nil {
+				it.Error = err.Error()
+			} else {
+				it.Protocol = p
+			}
+		}
+		b, _ := json.Marshal(it)
+		return b, it.Error
+	}, func() { sess.Close() }, nil
+}
+
+// studyItem is a worker's result of one project.
+type studyItem struct {
+	Rel      string          `json:"rel"`
+	Protocol *study.Protocol `json:"protocol,omitempty"`
+	Skipped  bool            `json:"skipped,omitempty"`
+	Error    string          `json:"error,omitempty"`
+}
+
+// options are the run's options on a session: the agent, the executor.
+func (w *studyWork) options(c *cobra.Command, f *factory, sess *verify.Session, vo verify.Options) (study.RunOptions, error) {
+	st, err := f.OpenStore()
+	if err != nil {
+		return study.RunOptions{}, err
+	}
+	runner := func(ctx context.Context, command, dir string, env []string, timeout time.Duration) (int, bool, error) {
+		r, err := agent.RunCommand(ctx, command, dir, env, timeout)
+		return r.ExitCode, r.TimedOut, err
+	}
+	var ag study.Agent = &study.CommandAgent{Command: w.Agent, Run: runner, Timeout: w.AgentTimeout}
+	if w.Agent == "bedrock" || w.Agent == "openai" {
+		var m model.Model
+		switch w.Agent {
+		case "openai":
+			m, err = openai.New(openai.Options{Model: w.Model, BaseURL: w.BaseURL, APIKey: f.Getenv(openai.EnvKey)})
+		case "bedrock":
+			m, err = bedrock.New(c.Context(), bedrock.Options{Model: w.Model, Region: w.Region})
+		}
+		if err != nil {
+			return study.RunOptions{}, usageError{err}
+		}
+		ag = &study.ModelAgent{Core: sess.Stage.Cores[0], Limits: vo.Limits, Timeout: w.AgentTimeout,
+			Loop: &loop.Agent{Model: model.Retry(m, model.RetryPolicy{}), Limits: loop.Limits{MaxTurns: w.MaxTurns}, System: study.StudySystem, Tools: study.StudyTools()}}
+	}
+	return study.RunOptions{
+		Agent:     ag,
+		AgentName: w.AgentName, Model: w.Model, Languages: w.Languages, Problems: w.Problems,
+		Trials: w.Trials, MaxRepairs: w.MaxRepairs, Variant: w.Variant, Out: w.Out, Jobs: w.Jobs,
+		Exec: &study.Executor{Core: sess.Stage.Cores[0], Store: st, Limits: vo.Limits},
+	}, nil
 }
 
 func runStudyRun(c *cobra.Command, f *factory, opts *studyRunOptions) error {
@@ -286,52 +405,37 @@ func runStudyRun(c *cobra.Command, f *factory, opts *studyRunOptions) error {
 		}
 		langs = append(langs, eco)
 	}
-	sess, vo, err := opts.open(c, f)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	st, err := f.OpenStore()
-	if err != nil {
-		return err
-	}
-	runner := func(ctx context.Context, command, dir string, env []string, timeout time.Duration) (int, bool, error) {
-		r, err := agent.RunCommand(ctx, command, dir, env, timeout)
-		return r.ExitCode, r.TimedOut, err
-	}
-	var ag study.Agent = &study.CommandAgent{Command: opts.Agent, Run: runner, Timeout: opts.AgentTimeout}
-	if opts.Agent == "bedrock" || opts.Agent == "openai" {
-		var m model.Model
-		switch opts.Agent {
-		case "openai":
-			m, err = openai.New(openai.Options{Model: opts.Model, BaseURL: opts.BaseURL, APIKey: f.Getenv(openai.EnvKey)})
-		case "bedrock":
-			m, err = bedrock.New(c.Context(), bedrock.Options{Model: opts.Model, Region: opts.Region})
+	w := &studyWork{workerEngine: opts.workerEngine(opts.Jobs), Agent: opts.Agent, AgentName: opts.AgentName, Model: opts.Model,
+		BaseURL: opts.BaseURL, Region: opts.Region, MaxTurns: opts.MaxTurns, AgentTimeout: opts.AgentTimeout,
+		Languages: langs, Problems: problems, Trials: opts.Trials, MaxRepairs: opts.MaxRepairs, Variant: opts.Variant, Out: opts.Out}
+	progress := func(rel string, p *study.Protocol, skipped bool) {
+		switch {
+		case skipped:
+			f.logf("%s: done earlier", rel)
+		case p.WorkedFirst:
+			fmt.Fprintf(f.Err, "%s: ran at Gen (round 0)\n", rel)
+		case p.MadeToWork:
+			fmt.Fprintf(f.Err, "%s: ran after %d repair round(s)\n", rel, p.Rounds)
+		default:
+			fmt.Fprintf(f.Err, "%s: did not run within %d repair rounds\n", rel, opts.MaxRepairs)
 		}
-		if err != nil {
-			return usageError{err}
-		}
-		ag = &study.ModelAgent{Core: sess.Stage.Cores[0], Limits: vo.Limits, Timeout: opts.AgentTimeout,
-			Loop: &loop.Agent{Model: model.Retry(m, model.RetryPolicy{}), Limits: loop.Limits{MaxTurns: opts.MaxTurns}, System: study.StudySystem, Tools: study.StudyTools()}}
 	}
-	res, err := study.Run(c.Context(), study.RunOptions{
-		Agent:     ag,
-		AgentName: opts.AgentName, Model: opts.Model, Languages: langs, Problems: problems,
-		Trials: opts.Trials, MaxRepairs: opts.MaxRepairs, Variant: opts.Variant, Out: opts.Out, Jobs: opts.Jobs,
-		Exec: &study.Executor{Core: sess.Stage.Cores[0], Store: st, Limits: vo.Limits},
-		Progress: func(rel string, p *study.Protocol, skipped bool) {
-			switch {
-			case skipped:
-				f.logf("%s: done earlier", rel)
-			case p.WorkedFirst:
-				fmt.Fprintf(f.Err, "%s: ran at Gen (round 0)\n", rel)
-			case p.MadeToWork:
-				fmt.Fprintf(f.Err, "%s: ran after %d repair round(s)\n", rel, p.Rounds)
-			default:
-				fmt.Fprintf(f.Err, "%s: did not run within %d repair rounds\n", rel, opts.MaxRepairs)
-			}
-		},
-	})
+	var res *study.RunResult
+	if opts.Slurm.Slurm {
+		res, err = runStudySlurm(c, f, opts, w, progress)
+	} else {
+		sess, vo, oerr := opts.open(c, f)
+		if oerr != nil {
+			return oerr
+		}
+		defer sess.Close()
+		o, oerr := w.options(c, f, sess, vo)
+		if oerr != nil {
+			return oerr
+		}
+		o.Progress = progress
+		res, err = study.Run(c.Context(), o)
+	}
 	if res != nil {
 		if f.Global.JSON {
 			if err := f.printJSON(res); err != nil {
@@ -351,6 +455,72 @@ func runStudyRun(c *cobra.Command, f *factory, opts *studyRunOptions) error {
 		return partialError{fmt.Errorf("study run: %d project(s) not recorded (an infrastructure fault; run again to resume)", len(res.Failed))}
 	}
 	return nil
+}
+
+// runStudySlurm runs the projects not done yet as a Slurm job array: each worker runs a
+// project exactly as a local run does and writes its folder into the study folder (which,
+// like the store, must be on a filesystem every node mounts).
+func runStudySlurm(c *cobra.Command, f *factory, opts *studyRunOptions, w *studyWork, progress func(string, *study.Protocol, bool)) (*study.RunResult, error) {
+	o := study.RunOptions{AgentName: w.AgentName, Languages: w.Languages, Problems: w.Problems, Trials: w.Trials,
+		MaxRepairs: w.MaxRepairs, Variant: w.Variant, Out: w.Out}
+	planned, err := study.Plan(&o)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	w.Out = o.Out
+	if err := os.MkdirAll(w.Out, 0o755); err != nil {
+		return nil, err
+	}
+	if err := study.ClearWork(o); err != nil {
+		return nil, err
+	}
+	res := &study.RunResult{}
+	var items []string
+	for _, j := range planned {
+		if study.Done(o, j) {
+			res.Skipped++
+			progress(j.Rel, nil, true)
+			continue
+		}
+		items = append(items, j.Rel)
+	}
+	if len(items) == 0 {
+		return res, nil
+	}
+	shared := map[string]string{"study folder": w.Out}
+	if !(w.Agent == "bedrock" || w.Agent == "openai") {
+		fmt.Fprintf(f.Err, "slurm: the agent command runs on the workers' nodes: %s\n", w.Agent)
+	}
+	out, err := opts.Slurm.run(c, f, w, items, shared, func(d *jobs.Done, done, total int) {
+		var it studyItem
+		if decodeResult(d, &it, &it.Rel) == "" && it.Protocol != nil {
+			progress(it.Rel, it.Protocol, false)
+		}
+	})
+	if out == nil || err != nil {
+		return nil, err
+	}
+	for i, d := range out.Results {
+		it := studyItem{Rel: items[i], Error: notDone(out)}
+		if d != nil {
+			it = studyItem{}
+			if msg := decodeResult(d, &it, &it.Rel); msg != "" {
+				it = studyItem{Rel: items[i], Error: msg}
+			} else if it.Protocol == nil && !it.Skipped && it.Error == "" {
+				it.Error = "the worker's result holds no protocol"
+			}
+		}
+		switch {
+		case it.Error != "":
+			res.Failed = append(res.Failed, it.Rel+": "+it.Error)
+		case it.Skipped:
+			res.Skipped++
+		default:
+			res.Done++
+		}
+	}
+	study.ClearWork(o)
+	return res, nil
 }
 
 // folderName turns a model id into a study agent folder name (letters, digits, '.', '_', '-').

@@ -29,7 +29,7 @@ func newWorkerCommand(f *factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "worker --work DIR",
 		Short: "Take items of a --slurm run from the store until none is left (run by the job array)",
-		Long: `One worker of a run started with --slurm (verify, recheck): it connects this node's
+		Long: `One worker of a run started with --slurm (verify, recheck, eval, run, study run): it connects this node's
 engine ($DOCKER_HOST), starts its own registry proxy whose cache is the store, claims items
 of the run's work folder one at a time under a lease, does each exactly as a local run
 does (the same runs, memo and verdicts in the store), and exits when every item has a

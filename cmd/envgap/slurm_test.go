@@ -416,3 +416,93 @@ func TestSlurmInterruptCancelsTheArray(t *testing.T) {
 		t.Fatalf("fsck after the interrupt: %v\n%s", err, out)
 	}
 }
+
+// TestStudyRunSlurmEqualsLocal runs the same study (the demo's scripted command agent,
+// problems 13 and 48 in JavaScript: one runs at Gen, one after a repair round) locally and
+// as a Slurm job array of two workers, and finds the same study folder: the same projects,
+// files, meta.json (but its times), layers.json (but the run record's digest) and rounds
+// (but the error text, where npm names its log by the time, and the run digests).
+func TestStudyRunSlurmEqualsLocal(t *testing.T) {
+	needSlurmAndEngine(t)
+	requireEngine(t, "envgap-javascript-eval")
+	t.Setenv("ENVGAP_TEST_AS_ENVGAP", "1") // the workers are this binary, acting as envgap
+	agentCmd := "bash " + mustAbs(t, "../../data/demo/agents/study-agent.sh")
+	problems := mustAbs(t, "../../data/problems.json")
+	studies := map[string]string{}
+	for _, mode := range []string{"local", "slurm"} {
+		out := filepath.Join(t.TempDir(), "study")
+		args := []string{"--store", filepath.Join(t.TempDir(), "store"), "study", "run", "--agent", agentCmd, "--agent-name", "scripted",
+			"--languages", "javascript", "--only", "13,48", "--max-repairs", "2", "--out", out, "--problems", problems}
+		if mode == "slurm" {
+			args = append(args, "--slurm", "--workers", "2")
+		}
+		got, err := runCLI(t, args...)
+		if err != nil || !strings.Contains(got, "2 project(s) written") {
+			t.Fatalf("%s study run: %v\n%s", mode, err, got)
+		}
+		studies[mode] = out
+	}
+	read := func(root string) map[string]string {
+		files := map[string]string{}
+		err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			switch filepath.Base(p) {
+			case "meta.json":
+				var m map[string]any
+				if err := json.Unmarshal(b, &m); err != nil {
+					return err
+				}
+				delete(m, "created_at")
+				delete(m, "repaired_at")
+				b, _ = json.Marshal(m)
+			case "layers.json": // but the digest of the store's run record (it holds times)
+				var m map[string]any
+				if err := json.Unmarshal(b, &m); err != nil {
+					return err
+				}
+				delete(m, "run")
+				b, _ = json.Marshal(m)
+			case "rounds.json":
+				var r struct {
+					Rounds []struct {
+						Round int    `json:"round"`
+						Ran   bool   `json:"ran"`
+						Step  string `json:"step"`
+						Agent string `json:"agent"`
+					} `json:"rounds"`
+				}
+				if err := json.Unmarshal(b, &r); err != nil {
+					return err
+				}
+				b, _ = json.Marshal(r)
+			}
+			files[filepath.ToSlash(rel)] = string(b)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files
+	}
+	local, slurm := read(studies["local"]), read(studies["slurm"])
+	if _, ok := local["scripted/javascript-t1/p48/repaired/package.json"]; !ok || len(local) < 10 {
+		t.Fatalf("the local study folder lacks the repaired project: %v", local)
+	}
+	for p, want := range local {
+		if slurm[p] != want {
+			t.Errorf("%s: slurm %q\nlocal %q", p, slurm[p], want)
+		}
+	}
+	for p := range slurm {
+		if _, ok := local[p]; !ok {
+			t.Errorf("%s: only in the slurm study folder", p)
+		}
+	}
+}

@@ -150,10 +150,17 @@ type RunResult struct {
 
 var agentNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-// Run runs the protocol for every agent, language, trial and problem whose project folder
-// is not in Out yet (a project is written whole, meta.json last, so an interrupted run
-// resumes where it stopped). Projects run --jobs at a time.
-func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
+// Job is one project of a study run: its folder in the study and what it runs.
+type Job struct {
+	Rel      string // <agent>/<language>-t<trial>/p<NN>
+	Language schemas.Ecosystem
+	Trial    int
+	Problem  studylayout.Problem
+}
+
+// Plan checks o, makes its study folder absolute (the agent runs in its workspace: every
+// path it is given must hold from there) and returns every project of the run, done or not.
+func Plan(o *RunOptions) ([]Job, error) {
 	switch {
 	case !agentNameRe.MatchString(o.AgentName):
 		return nil, fmt.Errorf("agent name %q: letters, digits, '.', '_' and '-' only (it names the study's folder)", o.AgentName)
@@ -166,70 +173,93 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 	case len(o.Problems) == 0 || len(o.Languages) == 0:
 		return nil, errors.New("no problems or no languages")
 	}
+	out, err := filepath.Abs(o.Out)
+	if err != nil {
+		return nil, fmt.Errorf("study folder %s: %w", o.Out, err)
+	}
+	o.Out = out
+	var ps []Job
+	for _, l := range o.Languages {
+		for t := 1; t <= o.Trials; t++ {
+			for _, p := range o.Problems {
+				ps = append(ps, Job{Rel: fmt.Sprintf("%s/%s-t%d/p%02d", o.AgentName, l, t, p.Number), Language: l, Trial: t, Problem: p})
+			}
+		}
+	}
+	return ps, nil
+}
+
+// Done says whether a project's folder is written whole (meta.json is written last).
+func Done(o RunOptions, p Job) bool {
+	_, err := os.Stat(filepath.Join(o.Out, filepath.FromSlash(p.Rel), studylayout.MetaFile))
+	return err == nil
+}
+
+// ClearWork removes the leftovers of a run killed while writing a project. Only the run's
+// starter calls it, before any project starts (workers of a --slurm run share the folder).
+func ClearWork(o RunOptions) error {
+	return os.RemoveAll(filepath.Join(o.Out, ".work"))
+}
+
+// RunJob runs the protocol for one project of Plan (o as Plan left it) and writes its
+// folder whole; an error is an infrastructure fault and leaves no folder.
+func RunJob(ctx context.Context, o RunOptions, p Job) (*Protocol, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return runProject(ctx, o, p.Rel, p.Language, p.Problem)
+}
+
+// Run runs the protocol for every agent, language, trial and problem whose project folder
+// is not in Out yet (a project is written whole, meta.json last, so an interrupted run
+// resumes where it stopped). Projects run --jobs at a time.
+func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
+	projects, err := Plan(&o)
+	if err != nil {
+		return nil, err
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	if o.Jobs < 1 {
 		o.Jobs = 1
 	}
-	// The agent runs in its workspace: every path it is given must hold from there.
-	out, err := filepath.Abs(o.Out)
-	if err != nil {
-		return nil, fmt.Errorf("study folder %s: %w", o.Out, err)
-	}
-	o.Out = out
-	// Leftovers of a run killed while writing a project.
-	tmpRoot := filepath.Join(o.Out, ".work")
-	if err := os.RemoveAll(tmpRoot); err != nil {
+	if err := ClearWork(o); err != nil {
 		return nil, err
-	}
-	type job struct {
-		l     schemas.Ecosystem
-		trial int
-		p     studylayout.Problem
-	}
-	var jobs []job
-	for _, l := range o.Languages {
-		for t := 1; t <= o.Trials; t++ {
-			for _, p := range o.Problems {
-				jobs = append(jobs, job{l, t, p})
-			}
-		}
 	}
 	res := &RunResult{}
 	var mu sync.Mutex
-	ch := make(chan job)
+	ch := make(chan Job)
 	var wg sync.WaitGroup
 	for w := 0; w < o.Jobs; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range ch {
-				rel := fmt.Sprintf("%s/%s-t%d/p%02d", o.AgentName, j.l, j.trial, j.p.Number)
-				if _, err := os.Stat(filepath.Join(o.Out, filepath.FromSlash(rel), studylayout.MetaFile)); err == nil {
+				if Done(o, j) {
 					mu.Lock()
 					res.Skipped++
 					mu.Unlock()
 					if o.Progress != nil {
-						o.Progress(rel, nil, true)
+						o.Progress(j.Rel, nil, true)
 					}
 					continue
 				}
-				p, err := runProject(ctx, o, rel, j.l, j.p)
+				p, err := runProject(ctx, o, j.Rel, j.Language, j.Problem)
 				mu.Lock()
 				if err != nil {
-					res.Failed = append(res.Failed, rel+": "+err.Error())
+					res.Failed = append(res.Failed, j.Rel+": "+err.Error())
 				} else {
 					res.Done++
 				}
 				mu.Unlock()
 				if err == nil && o.Progress != nil {
-					o.Progress(rel, p, false)
+					o.Progress(j.Rel, p, false)
 				}
 			}
 		}()
 	}
-	for _, j := range jobs {
+	for _, j := range projects {
 		select {
 		case ch <- j:
 		case <-ctx.Done():
@@ -240,7 +270,7 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 	}
 	close(ch)
 	wg.Wait()
-	os.RemoveAll(tmpRoot)
+	ClearWork(o)
 	sort.Strings(res.Failed)
 	if err := ctx.Err(); err != nil {
 		return res, err
