@@ -163,6 +163,33 @@ func hasDep(ds schemas.DepSet, name string) bool {
 	return false
 }
 
+// storeCLI returns a runner of the real CLI on store (with the test token) that fails t
+// on an error and returns the command's standard output.
+func storeCLI(t *testing.T, store string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		out, errOut, err := runGitHubCLI(t, cliTestToken, append([]string{"--store", store}, args...)...)
+		if err != nil {
+			t.Fatalf("envgap %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, errOut)
+		}
+		return out
+	}
+}
+
+// exportedTasks reads the task rows of an export folder, also by instance id.
+func exportedTasks(t *testing.T, dir string) ([]schemas.Task, map[string]schemas.Task) {
+	t.Helper()
+	rows, err := release.ReadTasks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]schemas.Task{}
+	for _, r := range rows {
+		byID[r.InstanceID] = r
+	}
+	return rows, byID
+}
+
 // TestE2EGitHubRepairedAndControl runs the GitHub path through the real CLI and the real
 // container engine: crawl prs and crawl issues against a fake GitHub and a local git
 // repository, verify (checkouts through --git-url-template, npm through the date-limited
@@ -172,14 +199,7 @@ func TestE2EGitHubRepairedAndControl(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "store")
 	repos := writeFile(t, "repos.txt", e2eRepo+"\n")
 	tmpl := w.gitURLTemplate()
-	cli := func(args ...string) string {
-		t.Helper()
-		out, errOut, err := runGitHubCLI(t, cliTestToken, append([]string{"--store", store}, args...)...)
-		if err != nil {
-			t.Fatalf("envgap %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, errOut)
-		}
-		return out
-	}
+	cli := storeCLI(t, store)
 	crawlCLI := func(kind string) crawlReport {
 		t.Helper()
 		out := cli("--json", "crawl", kind, "--crawl-id", "e2e-"+kind, "--repos", repos,
@@ -293,14 +313,7 @@ func TestE2EGitHubRepairedAndControl(t *testing.T) {
 		t.Errorf("corpus-id of the store %q, of the export %q", storeID, folderID)
 	}
 
-	rows, err := release.ReadTasks(relDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byID := map[string]schemas.Task{}
-	for _, r := range rows {
-		byID[r.InstanceID] = r
-	}
+	rows, byID := exportedTasks(t, relDir)
 	if len(rows) != 2 {
 		t.Fatalf("exported %d task rows, want 2", len(rows))
 	}

@@ -55,14 +55,7 @@ func TestE2EProposeReportedFix(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "store")
 	repos := writeFile(t, "repos.txt", e2eRepo+"\n")
 	tmpl := w.gitURLTemplate()
-	cli := func(args ...string) string {
-		t.Helper()
-		out, errOut, err := runGitHubCLI(t, cliTestToken, append([]string{"--store", store}, args...)...)
-		if err != nil {
-			t.Fatalf("envgap %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, errOut)
-		}
-		return out
-	}
+	cli := storeCLI(t, store)
 	cli("crawl", "issues", "--crawl-id", "e2e-issues", "--repos", repos, "--api-url", w.fake.URL, "--git-url-template", tmpl)
 	st, err := catalog.Open(store)
 	if err != nil {
@@ -193,14 +186,7 @@ func TestE2EProposeReportedFix(t *testing.T) {
 		exportArgs = append(exportArgs, "--no-audit") // this test runs no registry audit
 	}
 	cli(exportArgs...)
-	rows, err := release.ReadTasks(relDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byID := map[string]schemas.Task{}
-	for _, r := range rows {
-		byID[r.InstanceID] = r
-	}
+	_, byID := exportedTasks(t, relDir)
 	task := byID[e2eRepaired]
 	if task.IsControl || task.Source != schemas.SourceReported || task.RunCommand != "node index.js" ||
 		!reflect.DeepEqual(task.GoldFiles, []schemas.File{{Path: "package.json", Content: &[]string{e2ePkgLeftPad}[0]}}) ||
