@@ -136,7 +136,7 @@ func frontMatterOf(d *cardData) FrontMatter {
 			continue
 		}
 		fm.Configs = append(fm.Configs, HubConfig{ConfigName: c,
-			DataFiles: []HubDataFile{{Split: release.Split, Path: release.DataDir(c) + "/" + release.Split + "-*.parquet"}},
+			DataFiles: []HubDataFile{{Split: release.HubSplit, Path: release.DataDir(c) + "/" + release.HubSplit + "-*.parquet"}},
 			Default:   c == release.ConfigCandidates})
 	}
 	return fm
@@ -258,7 +258,7 @@ func (v *cardView) Outcome(o schemas.Outcome) (string, error) {
 
 // viewOf gathers what the card shows.
 func viewOf(d *cardData) (*cardView, error) {
-	v := &cardView{Marker: cardMarker, Repo: d.Repo, CorpusID: d.CorpusID, Split: release.Split,
+	v := &cardView{Marker: cardMarker, Repo: d.Repo, CorpusID: d.CorpusID, Split: release.HubSplit,
 		ConfigRows: d.ConfigRows,
 		Tasks:      len(d.Tasks), Candidates: len(d.Candidates), Ecosystems: schemas.Ecosystems,
 		TaskFields: schemas.TaskColumns(), CandidateFields: candidateOnlyColumns(),

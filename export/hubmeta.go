@@ -247,7 +247,7 @@ func evalFileOf(framework string, rowsOf map[string]int) EvalFile {
 		Description: "Can an AI coding agent make a real project build and run on a clean machine by fixing only its environment (manifests, lockfiles, build and setup files)? Score: the share of a board's tasks resolved (excluded_from_scoring rows left out)."}
 	for _, c := range []string{release.ConfigReported, release.ConfigRepaired, release.ConfigLite} {
 		if rowsOf[c] > 0 {
-			e.Tasks = append(e.Tasks, EvalTask{ID: c + "_resolved", Config: c, Split: release.Split})
+			e.Tasks = append(e.Tasks, EvalTask{ID: c + "_resolved", Config: c, Split: release.HubSplit})
 		}
 	}
 	return e
@@ -299,7 +299,7 @@ func datasetInfos(root string, written []ConfigReport) ([]DatasetInfo, error) {
 		if err != nil {
 			return nil, fmt.Errorf("dataset_info of %s: %w", name, err)
 		}
-		out = append(out, DatasetInfo{ConfigName: name, Features: feats, Splits: []SplitInfo{{Name: release.Split, NumExamples: c.Rows}}})
+		out = append(out, DatasetInfo{ConfigName: name, Features: feats, Splits: []SplitInfo{{Name: release.HubSplit, NumExamples: c.Rows}}})
 	}
 	return out, nil
 }

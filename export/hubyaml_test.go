@@ -123,7 +123,7 @@ func checkHubFolder(t *testing.T, out string, rep *Report) []string {
 			t.Fatalf("%s: data_files = %+v", c.ConfigName, c.DataFiles)
 		}
 		df := c.DataFiles[0]
-		if !hubSplitName.MatchString(df.Split) || df.Split != release.Split {
+		if !hubSplitName.MatchString(df.Split) || df.Split != release.HubSplit {
 			t.Errorf("%s: split %q", c.ConfigName, df.Split)
 		}
 		matches, _ := filepath.Glob(filepath.Join(out, filepath.FromSlash(df.Path)))
@@ -188,7 +188,7 @@ func checkHubFolder(t *testing.T, out string, rep *Report) []string {
 				}
 			}
 		}
-		if len(info.Splits) != 1 || info.Splits[0].Name != release.Split || info.Splits[0].NumExamples != n {
+		if len(info.Splits) != 1 || info.Splits[0].Name != release.HubSplit || info.Splits[0].NumExamples != n {
 			t.Errorf("%s: splits %+v, DuckDB reads %d rows", info.ConfigName, info.Splits, n)
 		}
 	}
@@ -226,8 +226,8 @@ func checkHubFolder(t *testing.T, out string, rep *Report) []string {
 	var boards []string
 	ids := map[string]bool{}
 	for _, task := range ev.Tasks {
-		if task.ID == "" || ids[task.ID] || !slices.Contains(names, task.Config) || task.Split != release.Split {
-			t.Errorf("eval.yaml task %+v: want a new id, a listed config and split %s", task, release.Split)
+		if task.ID == "" || ids[task.ID] || !slices.Contains(names, task.Config) || task.Split != release.HubSplit {
+			t.Errorf("eval.yaml task %+v: want a new id, a listed config and split %s", task, release.HubSplit)
 		}
 		ids[task.ID] = true
 		boards = append(boards, task.Config)

@@ -72,7 +72,7 @@ func (o *scoringOptions) splitTasks(f *factory) ([]schemas.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tasks.Split(all, o.Split)
+	return tasks.OfConfig(all, o.Split)
 }
 
 // evaluator opens the engines and the registry proxy and returns the evaluator with the

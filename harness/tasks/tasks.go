@@ -14,9 +14,9 @@ import (
 	"github.com/envgap/envgap/schemas"
 )
 
-// Split returns the tasks of one task config (full, reported, repaired, lite or secure),
+// OfConfig returns the tasks of one task config (full, reported, repaired, lite or secure),
 // as export would write them into that config.
-func Split(tasks []schemas.Task, config string) ([]schemas.Task, error) {
+func OfConfig(tasks []schemas.Task, config string) ([]schemas.Task, error) {
 	if err := CheckConfig(config); err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func Load(path, config string) ([]schemas.Task, error) {
 			return nil, fmt.Errorf("--tasks %s: %w", path, err)
 		}
 		sort.Slice(all, func(i, j int) bool { return all[i].InstanceID < all[j].InstanceID })
-		return Split(all, config)
+		return OfConfig(all, config)
 	}
 	ts, err := release.ReadTaskConfig(path, config)
 	if err != nil {

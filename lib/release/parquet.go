@@ -29,8 +29,9 @@ const (
 // Configs lists every config of the Hub folder: five task configs, then candidates.
 var Configs = []string{ConfigFull, ConfigReported, ConfigRepaired, ConfigLite, ConfigSecure, ConfigCandidates}
 
-// Split is the one split of every config (there is no training data).
-const Split = "test"
+// HubSplit is the Hub's one split of every config (there is no training data); not a
+// task config (Config*) nor a split label of a task row (schemas.Split).
+const HubSplit = "test"
 
 // Limits bound the parquet files: rows and uncompressed bytes per row group (the Hub's
 // viewer wants row groups well under 100 MB), and uncompressed bytes per file (a config
@@ -95,7 +96,7 @@ func WriteConfig[T any](root, config string, rows []T, layout RowLayout[T], lim 
 	}
 	infos := make([]FileInfo, 0, len(shards))
 	for i, shard := range shards {
-		name := fmt.Sprintf("%s-%05d-of-%05d.parquet", Split, i, len(shards))
+		name := fmt.Sprintf("%s-%05d-of-%05d.parquet", HubSplit, i, len(shards))
 		rel := path.Join(DataDir(config), name)
 		info, err := writeFile(filepath.Join(dir, name), shard, layout, lim)
 		if err != nil {
