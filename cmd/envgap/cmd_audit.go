@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -31,30 +30,6 @@ func (o *auditUpstreams) addFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.OSVURL, "osv-url", safeinstall.DefaultOSVURL, "OSV API base URL")
 	c.Flags().StringVar(&o.OSVFile, "osv", "", "local OSV records file (JSON array or JSON Lines) instead of the OSV API")
 	c.Flags().DurationVar(&o.Timeout, "timeout", 30*time.Second, "timeout of each registry request")
-}
-
-// checker builds the safe-install check of the upstreams, and a name of what it asks (the OSV file
-// by the digest of its content).
-func (o *auditUpstreams) checker(ctx context.Context) (*safeinstall.Checker, string, error) {
-	npmURL, err := npmRegistry(ctx, o.NPMRegistry)
-	if err != nil {
-		return nil, "", usageError{fmt.Errorf("%w (or pass --npm-registry URL)", err)}
-	}
-	client := &http.Client{Timeout: o.Timeout}
-	a := &safeinstall.Checker{
-		PyPI:  &safeinstall.PyPI{Base: o.PyPI, Client: client},
-		NPM:   &safeinstall.NPM{Base: npmURL, Client: client},
-		Maven: &safeinstall.Maven{Base: o.Maven, Client: client},
-		OSV:   &safeinstall.OSVAPI{Base: o.OSVURL, Client: client},
-	}
-	if o.OSVFile != "" {
-		db, err := safeinstall.LoadOSVFile(o.OSVFile)
-		if err != nil {
-			return nil, "", usageError{err}
-		}
-		a.OSV = db
-	}
-	return a, fmt.Sprintf("pypi=%s npm=%s maven=%s osv=%s", o.PyPI, npmURL, o.Maven, a.OSV.Source()), nil
 }
 
 type auditOptions struct {

@@ -9,9 +9,7 @@ import (
 
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/harness/tasks"
-	"github.com/envgap/envgap/lib/safeinstall"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify"
 	"github.com/spf13/cobra"
 )
 
@@ -73,27 +71,6 @@ func (o *scoringOptions) splitTasks(f *factory) ([]schemas.Task, error) {
 		return nil, err
 	}
 	return tasks.OfConfig(all, o.Split)
-}
-
-// evaluator opens the engines and the registry proxy and returns the evaluator with the
-// safe-install check wired in.
-func (o *scoringOptions) evaluator(c *cobra.Command, f *factory) (*eval.Evaluator, *verify.Session, error) {
-	ev := &eval.Evaluator{}
-	if !o.NoSafeInstall {
-		check, source, err := o.checker(c.Context())
-		if err != nil {
-			return nil, nil, err
-		}
-		// The check's rules are part of the memo key: a changed safe-install rule scores
-		// again (without a container).
-		ev.SafeInstall, ev.SafeInstallSource = check, source+" rules="+safeinstall.RulesVersion
-	}
-	sess, vo, err := o.open(c, f)
-	if err != nil {
-		return nil, nil, err
-	}
-	ev.Store, ev.Runner, ev.Checkout, ev.Limits = sess.Stage.Store, sess.Stage, vo.Checkout, vo.Limits
-	return ev, sess, nil
 }
 
 type evalOptions struct {

@@ -3,13 +3,18 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 
 	"github.com/envgap/envgap/crawl"
 	"github.com/envgap/envgap/crawl/gitfetch"
+	"github.com/envgap/envgap/harness/eval"
+	"github.com/envgap/envgap/lib/safeinstall"
 	"github.com/envgap/envgap/lib/shell"
+	"github.com/envgap/envgap/verify"
 	"github.com/envgap/envgap/verify/core"
 	"github.com/envgap/envgap/verify/registry"
+	"github.com/spf13/cobra"
 )
 
 // checkoutSource returns how verify materialises GitHub candidates: the files of
@@ -62,4 +67,49 @@ func npmRegistryOrWarn(ctx context.Context, f *factory, given, flag string) stri
 		fmt.Fprintf(f.Err, "warning: %v; npm will not work (pass %s URL)\n", err, flag)
 	}
 	return u
+}
+
+// evaluator opens the engines and the registry proxy and returns the evaluator with the
+// safe-install check wired in.
+func (o *scoringOptions) evaluator(c *cobra.Command, f *factory) (*eval.Evaluator, *verify.Session, error) {
+	ev := &eval.Evaluator{}
+	if !o.NoSafeInstall {
+		check, source, err := o.checker(c.Context())
+		if err != nil {
+			return nil, nil, err
+		}
+		// The check's rules are part of the memo key: a changed safe-install rule scores
+		// again (without a container).
+		ev.SafeInstall, ev.SafeInstallSource = check, source+" rules="+safeinstall.RulesVersion
+	}
+	sess, vo, err := o.open(c, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	ev.Store, ev.Runner, ev.Checkout, ev.Limits = sess.Stage.Store, sess.Stage, vo.Checkout, vo.Limits
+	return ev, sess, nil
+}
+
+// checker builds the safe-install check of the upstreams, and a name of what it asks (the OSV file
+// by the digest of its content).
+func (o *auditUpstreams) checker(ctx context.Context) (*safeinstall.Checker, string, error) {
+	npmURL, err := npmRegistry(ctx, o.NPMRegistry)
+	if err != nil {
+		return nil, "", usageError{fmt.Errorf("%w (or pass --npm-registry URL)", err)}
+	}
+	client := &http.Client{Timeout: o.Timeout}
+	a := &safeinstall.Checker{
+		PyPI:  &safeinstall.PyPI{Base: o.PyPI, Client: client},
+		NPM:   &safeinstall.NPM{Base: npmURL, Client: client},
+		Maven: &safeinstall.Maven{Base: o.Maven, Client: client},
+		OSV:   &safeinstall.OSVAPI{Base: o.OSVURL, Client: client},
+	}
+	if o.OSVFile != "" {
+		db, err := safeinstall.LoadOSVFile(o.OSVFile)
+		if err != nil {
+			return nil, "", usageError{err}
+		}
+		a.OSV = db
+	}
+	return a, fmt.Sprintf("pypi=%s npm=%s maven=%s osv=%s", o.PyPI, npmURL, o.Maven, a.OSV.Source()), nil
 }
