@@ -166,6 +166,9 @@ type EvalSummary struct {
 	// Ran counts container runs made, Reused results taken from the store's memo.
 	Ran    int `json:"ran"`
 	Reused int `json:"reused"`
+	// ScoredOn is the UTC day the folder was last written (YYYY-MM-DD): the date the
+	// leaderboard shows. Absent in folders written before it was recorded.
+	ScoredOn string `json:"scored_on,omitempty"`
 }
 
 // EvalFault is a task an infrastructure fault left without a result.

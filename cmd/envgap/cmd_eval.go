@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/harness/tasks"
@@ -232,6 +233,7 @@ func writeScoring(f *factory, sc scored, runErr error) error {
 	eval.SortResults(out.Results)
 	sum := eval.Summarize(meta, tasks, out.Results, out.Faults)
 	sum.Ran, sum.Reused = out.Ran, out.Reused
+	sum.ScoredOn = time.Now().UTC().Format(time.DateOnly)
 	if err := eval.WriteFolder(dir, sum, out.Results, logs); err != nil {
 		return err
 	}

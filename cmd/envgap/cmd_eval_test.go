@@ -166,6 +166,9 @@ func readResults(t *testing.T, dir string) (map[string]schemas.EvalResult, schem
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := time.Parse(time.DateOnly, sum.ScoredOn); err != nil {
+		t.Errorf("summary.json's scored_on %q: %v", sum.ScoredOn, err)
+	}
 	return out, sum
 }
 

@@ -110,6 +110,8 @@ type ReportRow struct {
 	Model        string `json:"model,omitempty"`
 	InputTokens  int64  `json:"input_tokens"`
 	OutputTokens int64  `json:"output_tokens"`
+	// Date is the UTC day the folder was scored (summary.json's scored_on), when recorded.
+	Date string `json:"date,omitempty"`
 }
 
 // Leaderboard is the report over one or more result folders.
@@ -137,7 +139,7 @@ type taskRuns struct {
 func reportRow(f *ResultFolder) ReportRow {
 	s := f.Summary
 	row := ReportRow{Folder: f.Dir, Agent: s.Agent, Split: s.Split, Mode: s.Mode, K: s.K, MaxAttempts: s.MaxAttempts,
-		CorpusID: s.CorpusID, Tasks: s.Tasks, Excluded: len(s.ExcludedIDs), Faults: len(s.Faults)}
+		CorpusID: s.CorpusID, Tasks: s.Tasks, Excluded: len(s.ExcludedIDs), Faults: len(s.Faults), Date: s.ScoredOn}
 	byTask := map[string]*taskRuns{}
 	var order []string
 	var f1Sum, safeSum float64

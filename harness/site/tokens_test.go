@@ -10,7 +10,8 @@ import (
 	"github.com/envgap/envgap/schemas"
 )
 
-// A row of envgap's own agent shows its model and tokens, from the report's row.
+// A row of envgap's own agent shows its model and tokens, from the report's row, and the
+// day the folder was scored.
 func TestBoardShowsModelAndTokens(t *testing.T) {
 	f := newFixture(t)
 	dir := filepath.Join(t.TempDir(), "model-agent")
@@ -18,7 +19,7 @@ func TestBoardShowsModelAndTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := schemas.EvalSummary{Kind: "eval_summary", SchemaVersion: schemas.EvalSchemaVersion, Agent: "openai", Split: "repaired",
-		Mode: "run", K: 1, MaxAttempts: 1, CorpusID: f.Release.CorpusID, Tasks: 1, ExcludedIDs: []string{}}
+		Mode: "run", K: 1, MaxAttempts: 1, CorpusID: f.Release.CorpusID, Tasks: 1, ExcludedIDs: []string{}, ScoredOn: "2026-11-30"}
 	r := schemas.EvalResult{Kind: "eval_result", SchemaVersion: schemas.EvalSchemaVersion, InstanceID: idRepaired, Run: 1, Attempt: 1,
 		Status: schemas.EvalResolved, Resolved: true, Trajectory: "empty", CoreVersion: "test",
 		Agent: &schemas.AgentAttempt{Command: "openai", Model: "gpt-test-<b>1</b>", InputTokens: 1200, OutputTokens: 345}}
@@ -32,7 +33,7 @@ func TestBoardShowsModelAndTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"openai <span class=\"n\">(gpt-test-&lt;b&gt;1&lt;/b&gt;)</span>", "<td class=\"num\">1200 / 345</td>"} {
+	for _, want := range []string{"openai <span class=\"n\">(gpt-test-&lt;b&gt;1&lt;/b&gt;)</span>", "<td class=\"num\">1200 / 345</td>", "<td>2026-11-30</td>"} {
 		if !strings.Contains(string(index), want) {
 			t.Errorf("index.html lacks %q", want)
 		}
