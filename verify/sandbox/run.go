@@ -252,7 +252,7 @@ func (e *Engine) step(ctx context.Context, ct time.Duration, id string, spec Spe
 	}
 	sr.ExitCode = exitCode
 	sr.Output, sr.Truncated = capt.output()
-	sr.OutputSize = capt.size
+	sr.OutputSize = capt.size()
 	sr.OutputSHA256 = capt.digest()
 	sr.CommandNotFound = exitCode == 127
 	sr.OOMKilled = exitCode == 137 && !sr.TimedOut && spec.Limits.MemoryBytes > 0

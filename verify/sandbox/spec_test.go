@@ -79,8 +79,8 @@ func TestCaptureKeepsHeadAndTailAndHashesAll(t *testing.T) {
 			}
 			out, trunc := c.output()
 			sum := sha256.Sum256([]byte(tt.data))
-			if string(out) != tt.want || trunc != tt.trunc || c.size != int64(len(tt.data)) || c.digest() != hex.EncodeToString(sum[:]) {
-				t.Fatalf("got %q trunc=%v size=%d digest=%s; want %q trunc=%v", out, trunc, c.size, c.digest(), tt.want, tt.trunc)
+			if string(out) != tt.want || trunc != tt.trunc || c.size() != int64(len(tt.data)) || c.digest() != hex.EncodeToString(sum[:]) {
+				t.Fatalf("got %q trunc=%v size=%d digest=%s; want %q trunc=%v", out, trunc, c.size(), c.digest(), tt.want, tt.trunc)
 			}
 		})
 	}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap/lib/agent/model"
+	"github.com/envgap/envgap/lib/headtail"
 )
 
 // Box is where the agent's commands run.
@@ -164,16 +165,19 @@ func Cap(out []byte, size int64, n int) string {
 	if n <= 0 {
 		n = DefaultLimits().OutputBytes
 	}
-	cut := size - int64(len(out))
-	if len(out) <= n && cut <= 0 {
+	if len(out) <= n && size <= int64(len(out)) {
 		return string(out)
 	}
-	if len(out) > n {
-		cut += int64(len(out) - n)
-		out = append(append([]byte{}, out[:n/2]...), out[len(out)-n/2:]...)
+	// n/2 bytes each side; an output the box cut already that fits is kept whole, the
+	// note in its middle.
+	head, tail := n/2, n/2
+	if len(out) <= n {
+		head, tail = len(out)/2, len(out)-len(out)/2
 	}
-	h := len(out) / 2
-	return fmt.Sprintf("%s\n[envgap: %d bytes of output cut here; %d in all]\n%s", out[:h], cut, size, out[h:])
+	b := headtail.New(head, tail)
+	b.Write(out)
+	cut := size - int64(len(out)) + b.Cut()
+	return string(b.Join(fmt.Sprintf("\n[envgap: %d bytes of output cut here; %d in all]\n", cut, size)))
 }
 
 // Run runs one attempt: the conversation starts from task (TaskText) and goes on until
