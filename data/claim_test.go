@@ -122,7 +122,7 @@ func TestClaimOwners(t *testing.T) {
 	p := filepath.Join(s.root, "claims", "w")
 	write := func(o Owner, expires time.Time) {
 		t.Helper()
-		if err := s.writeClaim(p, ClaimRecord{Name: "w", Owner: o, Token: "t", Expires: expires}); err != nil {
+		if err := s.claims().write(p, ClaimRecord{Name: "w", Owner: o, Token: "t", Expires: expires}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -219,5 +219,58 @@ func TestCompareAndSetRef(t *testing.T) {
 	log, _ := os.ReadFile(filepath.Join(s.root, "logs", "refs.jsonl"))
 	if lines := strings.Count(string(log), "\n"); lines != 2 {
 		t.Errorf("ref log has %d lines, want 2:\n%s", lines, log)
+	}
+}
+
+// A ClaimDir in a caller's folder, under the caller's lock: a claim given back keeps its
+// record (released, why, attempt) and binds no one; once the caller's work is over (Over)
+// the holder's renewal and end find the claim lost.
+func TestClaimDirGiveBackAndOver(t *testing.T) {
+	dir := t.TempDir()
+	over := false
+	d := &ClaimDir{Dir: filepath.Join(dir, "items"), Lock: func() (func(), error) { return LockFile(filepath.Join(dir, "lock")) },
+		Over: func(string) (bool, error) { return over, nil }}
+	c, err := d.TryClaim(ClaimRecord{Name: "0.claim", Owner: Self(), Label: "w1", Attempt: 1}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.TryClaim(ClaimRecord{Name: "0.claim", Owner: Self(), Attempt: 2}, time.Minute); !errors.Is(err, ErrClaimed) {
+		t.Fatalf("a held claim taken: %v", err)
+	}
+	if err := c.GiveBack("engine gone"); err != nil {
+		t.Fatal(err)
+	}
+	rec, ok := d.Read("0.claim")
+	if !ok || !rec.Released || rec.LastError != "engine gone" || rec.Attempt != 1 || rec.Label != "w1" || rec.Binds(time.Now()) {
+		t.Fatalf("given-back record: %+v %v", rec, ok)
+	}
+	if held, _ := d.Held(""); len(held) != 0 {
+		t.Errorf("a given-back claim binds: %+v", held)
+	}
+	c2, err := d.TryClaim(ClaimRecord{Name: "0.claim", Owner: Self(), Attempt: rec.Attempt + 1}, time.Minute)
+	if err != nil {
+		t.Fatalf("a given-back claim not taken: %v", err)
+	}
+	if rec := c2.Record(); rec.Released || rec.LastError != "" || rec.Attempt != 2 || rec.Token == c.Record().Token {
+		t.Fatalf("the second claim's record: %+v", rec)
+	}
+	over = true
+	if err := c2.Renew(); !errors.Is(err, ErrClaimLost) {
+		t.Fatalf("renewal of a claim whose work is over: %v", err)
+	}
+	ran := false
+	if err := c2.Finish(func() error { ran = true; return nil }); !errors.Is(err, ErrClaimLost) || ran {
+		t.Fatalf("finish of a claim whose work is over: %v, ran %v", err, ran)
+	}
+	over = false
+	c3, err := d.TryClaim(ClaimRecord{Name: "1.claim", Owner: Self()}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c3.Finish(func() error { ran = true; return nil }); err != nil || !ran {
+		t.Fatalf("finish: %v, ran %v", err, ran)
+	}
+	if err := c3.Renew(); err == nil {
+		t.Error("a finished claim renewed")
 	}
 }

@@ -78,7 +78,7 @@ func runWorker(c *cobra.Command, f *factory, opts *workerOptions) error {
 		return err
 	}
 	defer closeFn()
-	w := &jobs.Worker{Claims: q, Owner: owner, Jobs: work.workers().Jobs, Lease: plan.Lease(), Logf: logf}
+	w := &jobs.Worker{Claims: q, Owner: owner, Jobs: work.workers().Jobs, Logf: logf}
 	if err := w.Serve(c.Context(), do); err != nil {
 		return err
 	}

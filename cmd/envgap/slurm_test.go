@@ -274,10 +274,10 @@ func TestVerifySlurmEqualsLocal(t *testing.T) {
 			// with scancel (it gives its item back).
 			leases, _ := q.Leases()
 			for _, l := range leases {
-				if l.Released || !strings.HasPrefix(l.Owner.Label, "slurm-") {
+				if l.Released || !strings.HasPrefix(l.Label, "slurm-") {
 					continue
 				}
-				task := strings.TrimPrefix(l.Owner.Label, "slurm-")
+				task := strings.TrimPrefix(l.Label, "slurm-")
 				if killed == "" {
 					if err := syscall.Kill(l.Owner.PID, syscall.SIGKILL); err != nil {
 						t.Fatal(err)

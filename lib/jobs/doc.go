@@ -24,7 +24,8 @@
 //
 //	plan.json                 the Plan
 //	lock                      flock(2)ed while a lease changes
-//	items/<n>.claim           item n's lease: owner, expiry, attempt, released
+//	items/<n>.claim           item n's lease (a data.ClaimRecord): owner, label, token,
+//	                          expiry, attempt, released, last error
 //	items/<n>.done            item n's result (a Done), written once
 //	job                       the Slurm job id of the array
 //	worker.sh                 the batch script every array task runs
@@ -40,11 +41,15 @@
 //
 // This package knows nothing of the stages (it is in lib, below them): the caller turns
 // items into work and results.
-// A lease's owner is the store's process owner (data.Owner: host, pid, process start), so
-// a dead worker is recognised the way the store's claims and the sandbox's containers
-// recognise theirs. The leases themselves stay in the work folder because each carries
-// the item's attempts and is finished with its result; the verify stage inside a worker
-// still takes the store's claim on the candidate (data.Store.WaitClaim), so a local
-// verify on the same store never runs a candidate a worker is running. The worker loop
-// depends only on the Claims interface, which the store's claims can implement.
+//
+// The leases are the store's claims (data.ClaimDir) in the work folder's items/, under
+// its lock: the same owner (data.Owner: host, pid, process start, so a worker that died on
+// the machine that looks is seen dead at once), expiry, renewal every third of the lease, and
+// take-over (a lapsed holder's claim is lost: Claim.Lost, its item cancelled and its
+// result refused) as the store's claims on candidates. The queue adds what the store's
+// claims do not need: the attempt each lease records, a lease given back kept (released,
+// with why) so the next taker counts on, and an item with a result (items/<n>.done) ends
+// its lease. Inside a worker the verify stage still takes the store's own claim on the
+// candidate (data.Store.WaitClaim), so a local verify on the same store never runs a
+// candidate a worker is running. The worker loop depends only on the Claims interface.
 package jobs

@@ -36,7 +36,8 @@ func (p Plan) Lease() time.Duration { return time.Duration(p.LeaseSeconds) * tim
 
 // Owner names one worker process: the store's owner of a process (host, pid and process
 // start, so that a dead process is recognised on its own machine at once, and a reused
-// pid is not mistaken for it) and a random token, so two claims never compare equal.
+// pid is not mistaken for it) and a random token, so that two workers of one process are
+// told apart in their results.
 type Owner struct {
 	data.Owner
 	Token string `json:"token"`
@@ -58,18 +59,12 @@ func (o Owner) String() string {
 	return o.Owner.String()
 }
 
-// gone reports whether the owner is known to have exited: it ran on this machine and its
-// process is gone.
-func (o Owner) gone() bool { return o.Owner.StateFrom(data.Self()) == data.OwnerGone }
+// Lease is the state of a claimed item (items/<n>.claim): the store's claim record
+// (data.ClaimRecord: owner and label, token, expiry, attempt, released, last error).
+type Lease = data.ClaimRecord
 
-// Lease is the state of a claimed item (items/<n>.claim).
-type Lease struct {
-	Owner     Owner     `json:"owner"`
-	Expires   time.Time `json:"expires"`
-	Attempt   int       `json:"attempt"`
-	Released  bool      `json:"released,omitempty"`
-	LastError string    `json:"last_error,omitempty"`
-}
+// holder is the worker a lease names.
+func holder(l Lease) Owner { return Owner{Owner: l.Owner, Label: l.Label} }
 
 // Claim is an item a worker holds.
 type Claim struct {
@@ -77,6 +72,18 @@ type Claim struct {
 	Item    string
 	Attempt int
 	Owner   Owner
+	// Lease is the item's claim, renewed by itself while held (nil from a Claims without
+	// leases).
+	Lease *data.Claim
+}
+
+// Lost is closed when the claim went to another worker (its lease was not renewed in
+// time) or the item got a result meanwhile.
+func (c Claim) Lost() <-chan struct{} {
+	if c.Lease == nil {
+		return nil
+	}
+	return c.Lease.Lost()
 }
 
 // Done is an item's result (items/<n>.done).
@@ -101,11 +108,10 @@ var (
 	ErrLost = errors.New("the claim was lost to another worker")
 )
 
-// Claims is what a worker needs of a work queue: claim an item, keep it, give a result
-// or give it back. Queue implements it in a folder; the store's own claims can too.
+// Claims is what a worker needs of a work queue: claim an item (which keeps itself while
+// held: Claim.Lost), give a result or give it back. Queue implements it in a folder.
 type Claims interface {
 	Claim(owner Owner) (Claim, error)
-	Renew(c Claim) error
 	Finish(c Claim, result json.RawMessage, retry string) error
 	Release(c Claim, why string) error
 }
@@ -116,7 +122,26 @@ type Queue struct {
 	plan Plan
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// claims are the items' leases, items/<n>.claim, under the folder's lock.
+	claims *data.ClaimDir
 }
+
+// open returns the queue of dir with plan p.
+func open(dir string, p Plan) *Queue {
+	q := &Queue{dir: dir, plan: p, Now: time.Now}
+	q.claims = &data.ClaimDir{Dir: q.itemsDir(), Lock: q.lock, Now: func() time.Time { return q.Now() },
+		Write: func(p string, b []byte) error { return data.WriteBytes(p, 0o600, b) },
+		Over: func(name string) (bool, error) {
+			_, err := os.Stat(filepath.Join(q.itemsDir(), strings.TrimSuffix(name, ".claim")+".done"))
+			if errors.Is(err, fs.ErrNotExist) {
+				return false, nil
+			}
+			return err == nil, err
+		}}
+	return q
+}
+
+func claimName(n int) string { return fmt.Sprintf("%d.claim", n) }
 
 // Create makes a new queue in dir, which must not exist yet.
 func Create(dir string, p Plan) (*Queue, error) {
@@ -145,7 +170,7 @@ func Create(dir string, p Plan) (*Queue, error) {
 	if err := writeFile(dir, "plan.json", b); err != nil {
 		return nil, fmt.Errorf("work folder: %w", err)
 	}
-	return &Queue{dir: dir, plan: p, Now: time.Now}, nil
+	return open(dir, p), nil
 }
 
 // OpenQueue opens the queue in dir.
@@ -161,7 +186,7 @@ func OpenQueue(dir string) (*Queue, error) {
 	if p.Kind != schemas.KindWorkPlan || p.MaxAttempts <= 0 || p.LeaseSeconds <= 0 {
 		return nil, fmt.Errorf("work folder %s: plan.json is not a work plan", dir)
 	}
-	return &Queue{dir: dir, plan: p, Now: time.Now}, nil
+	return open(dir, p), nil
 }
 
 // Dir returns the queue's folder.
@@ -211,24 +236,13 @@ func (q *Queue) scan() (claimed, done map[int]bool, err error) {
 	return claimed, done, nil
 }
 
+// readLease reads item n's lease, which scan found.
 func (q *Queue) readLease(n int) (Lease, error) {
-	var l Lease
-	b, err := os.ReadFile(filepath.Join(q.itemsDir(), fmt.Sprintf("%d.claim", n)))
-	if err != nil {
-		return l, fmt.Errorf("work queue: %w", err)
-	}
-	if err := json.Unmarshal(b, &l); err != nil {
-		return l, fmt.Errorf("work queue: item %d's lease: %w", n, err)
+	l, ok := q.claims.Read(claimName(n))
+	if !ok {
+		return l, fmt.Errorf("work queue: item %d's lease cannot be read", n)
 	}
 	return l, nil
-}
-
-func (q *Queue) writeLease(n int, l Lease) error {
-	b, _ := json.Marshal(l)
-	if err := writeFile(q.itemsDir(), fmt.Sprintf("%d.claim", n), b); err != nil {
-		return fmt.Errorf("work queue: %w", err)
-	}
-	return nil
 }
 
 func (q *Queue) writeDone(d Done) error {
@@ -244,118 +258,88 @@ func (q *Queue) writeDone(d Done) error {
 // times already is finished with an error instead. It returns ErrNoWork when every item
 // has a result and ErrWait when the rest are held by live workers.
 func (q *Queue) Claim(owner Owner) (Claim, error) {
-	unlock, err := q.lock()
-	if err != nil {
-		return Claim{}, err
-	}
-	defer unlock()
-	claimed, done, err := q.scan()
-	if err != nil {
-		return Claim{}, err
-	}
-	now := q.Now()
+	var got *Claim
 	held := false
-	for n, item := range q.plan.Items {
-		if done[n] {
-			continue
+	err := q.claims.Locked(func() error {
+		claimed, done, err := q.scan()
+		if err != nil {
+			return err
 		}
-		attempt := 1
-		if claimed[n] {
-			l, err := q.readLease(n)
-			if err != nil {
-				return Claim{}, err
-			}
-			free := l.Released
-			why := l.LastError
-			if !free && (now.After(l.Expires) || l.Owner.gone()) {
-				free = true
-				why = fmt.Sprintf("its worker %s stopped while holding it (killed, node lost or out of time)", l.Owner)
-			}
-			if !free {
-				held = true
+		now := q.Now()
+		for n, item := range q.plan.Items {
+			if done[n] {
 				continue
 			}
-			if l.Attempt >= q.plan.MaxAttempts {
-				d := Done{Index: n, Item: item, Owner: l.Owner, Attempt: l.Attempt, Finished: now,
-					Error: fmt.Sprintf("not done after %d attempts: %s", l.Attempt, why)}
-				if err := q.writeDone(d); err != nil {
-					return Claim{}, err
+			attempt := 1
+			if claimed[n] {
+				l, err := q.readLease(n)
+				if err != nil {
+					return err
 				}
-				continue
+				if l.Binds(now) {
+					held = true
+					continue
+				}
+				why := l.LastError
+				if !l.Released {
+					why = fmt.Sprintf("its worker %s stopped while holding it (killed, node lost or out of time)", holder(l))
+				}
+				if l.Attempt >= q.plan.MaxAttempts {
+					d := Done{Index: n, Item: item, Owner: holder(l), Attempt: l.Attempt, Finished: now,
+						Error: fmt.Sprintf("not done after %d attempts: %s", l.Attempt, why)}
+					if err := q.writeDone(d); err != nil {
+						return err
+					}
+					continue
+				}
+				attempt = l.Attempt + 1
 			}
-			attempt = l.Attempt + 1
+			lease, err := q.claims.TakeLocked(data.ClaimRecord{Name: claimName(n), Owner: owner.Owner, Label: owner.Label, Attempt: attempt}, q.plan.Lease())
+			if err != nil {
+				return fmt.Errorf("work queue: %w", err)
+			}
+			got = &Claim{Index: n, Item: item, Attempt: attempt, Owner: owner, Lease: lease}
+			return nil
 		}
-		if err := q.writeLease(n, Lease{Owner: owner, Expires: now.Add(q.plan.Lease()), Attempt: attempt}); err != nil {
-			return Claim{}, err
-		}
-		return Claim{Index: n, Item: item, Attempt: attempt, Owner: owner}, nil
-	}
-	if held {
+		return nil
+	})
+	switch {
+	case err != nil:
+		return Claim{}, err
+	case got != nil:
+		return *got, nil
+	case held:
 		return Claim{}, ErrWait
 	}
 	return Claim{}, ErrNoWork
 }
 
-// held checks, under the lock, that c's owner still holds its item.
-func (q *Queue) held(c Claim) (Lease, error) {
-	if _, err := os.Stat(filepath.Join(q.itemsDir(), fmt.Sprintf("%d.done", c.Index))); err == nil {
-		return Lease{}, ErrLost
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return Lease{}, fmt.Errorf("work queue: %w", err)
+// lost turns the lease's ErrClaimLost into ErrLost.
+func lost(err error) error {
+	if errors.Is(err, data.ErrClaimLost) {
+		return ErrLost
 	}
-	l, err := q.readLease(c.Index)
-	if err != nil {
-		return l, err
-	}
-	if l.Owner.Token != c.Owner.Token || l.Attempt != c.Attempt || l.Released {
-		return l, ErrLost
-	}
-	return l, nil
+	return err
 }
 
-// update runs fn under the lock with c's lease, when c still holds its item (else
-// ErrLost).
-func (q *Queue) update(c Claim, fn func(l Lease) error) error {
-	unlock, err := q.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	l, err := q.held(c)
-	if err != nil {
-		return err
-	}
-	return fn(l)
-}
-
-// Renew extends c's lease by the plan's lease duration; ErrLost when it is no longer held.
-func (q *Queue) Renew(c Claim) error {
-	return q.update(c, func(l Lease) error {
-		l.Expires = q.Now().Add(q.plan.Lease())
-		return q.writeLease(c.Index, l)
-	})
-}
+// Renew extends c's lease by the plan's lease duration now (the lease renews itself every
+// third of it meanwhile); ErrLost when it is no longer held.
+func (q *Queue) Renew(c Claim) error { return lost(c.Lease.Renew()) }
 
 // Finish records c's result. With retry set (an infrastructure fault here, in words)
 // and attempts left, the item is given back for another worker instead, and the result
 // is dropped. ErrLost when c is no longer held.
 func (q *Queue) Finish(c Claim, result json.RawMessage, retry string) error {
-	return q.update(c, func(l Lease) error {
-		if retry != "" && c.Attempt < q.plan.MaxAttempts {
-			l.Released, l.LastError = true, retry
-			return q.writeLease(c.Index, l)
-		}
+	if retry != "" && c.Attempt < q.plan.MaxAttempts {
+		return lost(c.Lease.GiveBack(retry))
+	}
+	return lost(c.Lease.Finish(func() error {
 		return q.writeDone(Done{Index: c.Index, Item: c.Item, Owner: c.Owner, Attempt: c.Attempt, Finished: q.Now(), Result: result})
-	})
+	}))
 }
 
 // Release gives c back (the worker is stopping); its attempt still counts.
-func (q *Queue) Release(c Claim, why string) error {
-	return q.update(c, func(l Lease) error {
-		l.Released, l.LastError = true, why
-		return q.writeLease(c.Index, l)
-	})
-}
+func (q *Queue) Release(c Claim, why string) error { return lost(c.Lease.GiveBack(why)) }
 
 // Results reads the results not yet in have (indexed like the plan's items; nil for none)
 // and returns have with them filled in, and the indexes that are new.
@@ -398,14 +382,9 @@ func (q *Queue) Leases() (map[int]Lease, error) {
 		if done[n] {
 			continue
 		}
-		l, err := q.readLease(n)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			return nil, err
+		if l, ok := q.claims.Read(claimName(n)); ok {
+			out[n] = l
 		}
-		out[n] = l
 	}
 	return out, nil
 }

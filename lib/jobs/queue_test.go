@@ -48,7 +48,7 @@ func TestQueueEveryItemOnceUnderManyWorkers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &Worker{Claims: q, Owner: NewOwner(fmt.Sprint("w", i)), Jobs: 2, Lease: time.Minute, Poll: 10 * time.Millisecond}
+			w := &Worker{Claims: q, Owner: NewOwner(fmt.Sprint("w", i)), Jobs: 2, Poll: 10 * time.Millisecond}
 			err := w.Serve(context.Background(), func(ctx context.Context, item string) (json.RawMessage, string) {
 				mu.Lock()
 				count[item]++
@@ -168,7 +168,7 @@ func TestWorkerInterruptedGivesItsItemBack(t *testing.T) {
 	q := newQueue(t, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
-	w := &Worker{Claims: q, Owner: NewOwner("w"), Lease: time.Minute}
+	w := &Worker{Claims: q, Owner: NewOwner("w")}
 	errc := make(chan error)
 	go func() {
 		errc <- w.Serve(ctx, func(ctx context.Context, item string) (json.RawMessage, string) {
@@ -194,7 +194,7 @@ func TestWorkerInterruptedGivesItsItemBack(t *testing.T) {
 
 func TestWorkerStopsAfterFaultsInARow(t *testing.T) {
 	q := newQueue(t, 5)
-	w := &Worker{Claims: q, Owner: NewOwner("w"), Lease: time.Minute, MaxFaults: 2}
+	w := &Worker{Claims: q, Owner: NewOwner("w"), MaxFaults: 2}
 	err := w.Serve(context.Background(), func(ctx context.Context, item string) (json.RawMessage, string) {
 		return json.RawMessage(`null`), "engine gone"
 	})
@@ -211,7 +211,7 @@ func TestQueueManyProcesses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := &Worker{Claims: q, Owner: NewOwner(fmt.Sprint(os.Getpid())), Lease: time.Minute, Poll: 10 * time.Millisecond}
+		w := &Worker{Claims: q, Owner: NewOwner(fmt.Sprint(os.Getpid())), Poll: 10 * time.Millisecond}
 		err = w.Serve(context.Background(), func(ctx context.Context, item string) (json.RawMessage, string) {
 			f, err := os.OpenFile(filepath.Join(dir, "log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 			if err == nil {
@@ -256,4 +256,62 @@ func TestQueueManyProcesses(t *testing.T) {
 		pids[string(d.Result)] = true
 	}
 	t.Logf("%d items done by %d processes", len(res), len(pids))
+}
+
+// An item finished with an error (its worker's lease lapsed on the last attempt) keeps
+// that result: the lapsed worker's late renewal and result are refused.
+func TestQueueResultWrittenOnce(t *testing.T) {
+	q, err := Create(filepath.Join(t.TempDir(), "work", "run"), Plan{Command: "test", Items: items(1), MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	q.Now = func() time.Time { return now }
+	ca, err := q.Claim(otherOwner("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := q.Claim(otherOwner("b")); !errors.Is(err, ErrNoWork) {
+		t.Fatalf("claim after the only attempt lapsed: %v, want ErrNoWork", err)
+	}
+	if err := q.Renew(ca); !errors.Is(err, ErrLost) {
+		t.Fatalf("renew of a finished item: %v, want ErrLost", err)
+	}
+	if err := q.Finish(ca, json.RawMessage(`"late"`), ""); !errors.Is(err, ErrLost) {
+		t.Fatalf("finish of a finished item: %v, want ErrLost", err)
+	}
+	res, _, _ := q.Results(nil)
+	if res[0] == nil || res[0].Result != nil || !strings.Contains(res[0].Error, "not done after 1 attempts") || res[0].Owner.Label != "a" {
+		t.Fatalf("result %+v", res[0])
+	}
+}
+
+// A worker whose lease is lost while it works (here: another worker recorded the item)
+// sees it through the lease's own renewal: its item is cancelled and its result dropped.
+func TestWorkerLostLeaseCancelsItsItem(t *testing.T) {
+	q, err := Create(filepath.Join(t.TempDir(), "work", "run"), Plan{Command: "test", Items: items(1), LeaseSeconds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &Worker{Claims: q, Owner: NewOwner("w"), Poll: 10 * time.Millisecond}
+	err = w.Serve(context.Background(), func(ctx context.Context, item string) (json.RawMessage, string) {
+		if err := q.writeDone(Done{Index: 0, Item: item, Result: json.RawMessage(`"by another"`)}); err != nil {
+			t.Error(err)
+		}
+		select {
+		case <-ctx.Done():
+			return json.RawMessage(`"cancelled"`), ""
+		case <-time.After(10 * time.Second):
+			t.Error("the item was not cancelled when its lease was lost")
+			return json.RawMessage(`"not cancelled"`), ""
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, _ := q.Results(nil)
+	if res[0] == nil || string(res[0].Result) != `"by another"` {
+		t.Fatalf("result %+v", res[0])
+	}
 }

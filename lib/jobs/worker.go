@@ -21,8 +21,6 @@ type Worker struct {
 	Owner  Owner
 	// Jobs is how many items it does at once (default 1).
 	Jobs int
-	// Lease is the claims' lease; the worker renews each claim every quarter of it.
-	Lease time.Duration
 	// Poll is how long it waits when every item left is held by others (default 2s).
 	Poll time.Duration
 	// MaxFaults stops the worker after this many infrastructure faults in a row (its
@@ -107,46 +105,26 @@ func (w *Worker) loop(ctx context.Context, do Handler, poll time.Duration, logf 
 	}
 }
 
-// one does one claimed item, renewing its lease meanwhile.
+// one does one claimed item; its lease renews itself meanwhile, and the item is
+// cancelled when the lease is lost.
 func (w *Worker) one(ctx context.Context, c Claim, do Handler, logf func(string, ...any)) error {
 	start := time.Now()
 	logf("%s: claimed (attempt %d)", c.Item, c.Attempt)
 	itemCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var lost bool
-	var mu sync.Mutex
 	stop := make(chan struct{})
-	renewed := make(chan struct{})
+	watched := make(chan struct{})
 	go func() {
-		defer close(renewed)
-		every := w.Lease / 4
-		if every <= 0 {
-			every = 15 * time.Second
-		}
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				err := w.Claims.Renew(c)
-				if errors.Is(err, ErrLost) {
-					mu.Lock()
-					lost = true
-					mu.Unlock()
-					cancel()
-					return
-				}
-				if err != nil {
-					logf("%s: renewing the claim: %v (trying again)", c.Item, err)
-				}
-			}
+		defer close(watched)
+		select {
+		case <-stop:
+		case <-c.Lost():
+			cancel()
 		}
 	}()
 	res, retry := do(itemCtx, c.Item)
 	close(stop)
-	<-renewed
+	<-watched
 	if ctx.Err() != nil {
 		if err := w.Claims.Release(c, "its worker was interrupted"); err != nil && !errors.Is(err, ErrLost) {
 			logf("%s: giving the item back: %v", c.Item, err)
@@ -154,12 +132,11 @@ func (w *Worker) one(ctx context.Context, c Claim, do Handler, logf func(string,
 		logf("%s: given back (interrupted)", c.Item)
 		return ctx.Err()
 	}
-	mu.Lock()
-	wasLost := lost
-	mu.Unlock()
-	if wasLost {
+	select {
+	case <-c.Lost():
 		logf("%s: the claim went to another worker (the lease was not renewed in time); result dropped", c.Item)
 		return nil
+	default:
 	}
 	switch err := w.Claims.Finish(c, res, retry); {
 	case errors.Is(err, ErrLost):
