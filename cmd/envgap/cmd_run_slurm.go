@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/envgap/envgap/harness/eval"
@@ -19,25 +17,20 @@ import (
 // runWork is run --slurm: each item is a task of the split, its K runs done by one worker
 // as a local run does them (the same agent, built-in or command, and the same flags).
 type runWork struct {
-	workerEngine
-	Split          string          `json:"split,omitempty"`
-	TaskFolder     string          `json:"tasks,omitempty"`
-	NoSafeInstall  bool            `json:"no_safe_install,omitempty"`
-	Audit          *auditUpstreams `json:"audit,omitempty"`
-	Agent          string          `json:"agent"`
-	Builtin        builtinFlags    `json:"builtin"`
-	Name           string          `json:"name"`
-	K              int             `json:"k"`
-	MaxAttempts    int             `json:"max_attempts"`
-	AttemptTimeout time.Duration   `json:"attempt_timeout"`
+	scoringWork
+	Agent          string        `json:"agent"`
+	Builtin        builtinFlags  `json:"builtin"`
+	Name           string        `json:"name"`
+	K              int           `json:"k"`
+	MaxAttempts    int           `json:"max_attempts"`
+	AttemptTimeout time.Duration `json:"attempt_timeout"`
 	// Out is the result folder (absolute, on a filesystem every node mounts): the
 	// workers write each attempt's agent output there and keep the complete runs of an
 	// earlier run of it.
 	Out string `json:"out"`
 }
 
-func (w *runWork) command() string       { return "run" }
-func (w *runWork) workers() workerEngine { return w.workerEngine }
+func (w *runWork) command() string { return "run" }
 
 // runItem is a worker's result of one task of a run: its runs' results and faults.
 type runItem struct {
@@ -52,17 +45,9 @@ type runItem struct {
 
 // handler runs the agent on one task, as a local run does.
 func (args *runWork) handler(c *cobra.Command, f *factory, _ []string, logf func(string, ...any)) (jobs.Handler, func(), error) {
-	so := &scoringOptions{engineOptions: args.engine(), Split: args.Split, Tasks: args.TaskFolder, NoSafeInstall: args.NoSafeInstall}
-	if args.Audit != nil {
-		so.auditUpstreams = *args.Audit
-	}
-	tasks, err := so.splitTasks(f)
+	tasks, taskByID, err := args.tasks(f)
 	if err != nil {
 		return nil, nil, err
-	}
-	taskByID := make(map[string]*schemas.Task, len(tasks))
-	for i := range tasks {
-		taskByID[tasks[i].InstanceID] = &tasks[i]
 	}
 	builtin, err := args.Builtin.agent(c.Context(), args.Agent, f)
 	if err != nil {
@@ -81,12 +66,11 @@ func (args *runWork) handler(c *cobra.Command, f *factory, _ []string, logf func
 	if err != nil {
 		return nil, nil, err
 	}
-	ev, sess, err := so.evaluator(c, f)
+	ev, sess, err := args.evaluator(c, f, logf, "run of %s on %d task(s)", command, len(tasks))
 	if err != nil {
 		os.RemoveAll(work)
 		return nil, nil, err
 	}
-	logf("engine %s, registry proxy %s; run of %s on %d task(s)", strings.Join(sess.Hosts(), ","), sess.ProxyURL(), command, len(tasks))
 	repro := reproCommand()
 	return func(ctx context.Context, item string) (json.RawMessage, string) {
 			it := runItem{InstanceID: item, Results: []schemas.EvalResult{}}
@@ -124,80 +108,54 @@ func runAgentSlurm(c *cobra.Command, f *factory, opts *runOptions, tasks []schem
 	if err != nil {
 		return err
 	}
-	audit := opts.auditUpstreams
-	args := &runWork{workerEngine: opts.workerEngine(opts.Jobs), Split: opts.Split, NoSafeInstall: opts.NoSafeInstall, Audit: &audit,
-		Agent: opts.Agent, Builtin: opts.builtinFlags, Name: meta.Agent, K: opts.K, MaxAttempts: opts.MaxAttempts, AttemptTimeout: opts.AttemptTimeout}
-	if args.Out, err = filepath.Abs(opts.Out); err != nil {
+	sw, shared, err := scoringWorkOf(&opts.scoringOptions)
+	if err != nil {
+		return err
+	}
+	args := &runWork{scoringWork: sw, Agent: opts.Agent, Builtin: opts.builtinFlags, Name: meta.Agent, K: opts.K,
+		MaxAttempts: opts.MaxAttempts, AttemptTimeout: opts.AttemptTimeout, Out: opts.Out}
+	if err := sharedPath(shared, "result folder", &args.Out); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(args.Out, 0o755); err != nil {
 		return err
 	}
-	shared := map[string]string{"result folder": args.Out}
-	if opts.Tasks != "" {
-		if args.TaskFolder, err = filepath.Abs(opts.Tasks); err != nil {
-			return err
-		}
-		shared["tasks folder"] = args.TaskFolder
-	}
-	if audit.OSVFile != "" {
-		if args.Audit.OSVFile, err = filepath.Abs(audit.OSVFile); err != nil {
-			return err
-		}
-		shared["OSV file"] = args.Audit.OSVFile
-	}
-	if args.Builtin.Prices != "" {
-		if args.Builtin.Prices, err = filepath.Abs(args.Builtin.Prices); err != nil {
-			return err
-		}
-		shared["prices file"] = args.Builtin.Prices
-	}
-	items := make([]string, len(tasks))
-	for i, t := range tasks {
-		items[i] = t.InstanceID
+	if err := sharedPath(shared, "prices file", &args.Builtin.Prices); err != nil {
+		return err
 	}
 	progress := f.newProgress()
-	res, err := opts.Slurm.run(c, f, args, items, shared, func(d *jobs.Done, done, total int) {
-		it := runItemOf(d)
+	out, logs, err := scoreSlurm(c, f, &opts.Slurm, args, tasks, shared, workerItemOf[runItem], func(it runItem, done, total int) {
 		status := fmt.Sprintf("%d result(s)", len(it.Results))
 		if it.Error != "" {
 			status = "fault: " + it.Error
 		}
-		progress.step(done, total, d.Item, status, "")
+		progress.step(done, total, it.InstanceID, status, "")
 	})
 	progress.finish()
-	if res == nil || err != nil {
+	if out == nil || err != nil {
 		return err
-	}
-	out := &eval.Outcome{Results: []schemas.EvalResult{}, Faults: []schemas.EvalFault{}}
-	logs := map[string][]byte{}
-	for i, d := range res.Results {
-		it := runItem{InstanceID: items[i], Error: notDone(res)}
-		if d != nil {
-			it = runItemOf(d)
-		}
-		out.Results = append(out.Results, it.Results...)
-		out.Faults = append(out.Faults, it.Faults...)
-		if it.Error != "" && len(it.Faults) == 0 {
-			out.Faults = append(out.Faults, schemas.EvalFault{InstanceID: items[i], Error: it.Error})
-		}
-		out.Ran += it.Ran
-		out.Reused += it.Kept
-		if len(it.Log) > 0 {
-			logs[items[i]] = it.Log
-		}
 	}
 	return finishScoring(f, &eval.Evaluator{Store: st}, scored{dir: opts.Out, meta: meta, tasks: tasks, out: out, logs: logs}, nil)
 }
 
-// runItemOf reads a worker's result of one task.
-func runItemOf(d *jobs.Done) runItem {
-	var it runItem
-	if msg := decodeResult(d, &it, &it.InstanceID); msg != "" {
-		return runItem{InstanceID: d.Item, Error: msg}
+func (it runItem) addTo(out *eval.Outcome, logs map[string][]byte) {
+	out.Results = append(out.Results, it.Results...)
+	out.Faults = append(out.Faults, it.Faults...)
+	if it.Error != "" && len(it.Faults) == 0 {
+		out.Faults = append(out.Faults, schemas.EvalFault{InstanceID: it.InstanceID, Error: it.Error})
 	}
-	if it.Results == nil && it.Error == "" {
-		it.Error = "the worker's result holds no results"
+	out.Ran += it.Ran
+	out.Reused += it.Kept
+	if len(it.Log) > 0 {
+		logs[it.InstanceID] = it.Log
 	}
-	return it
+}
+
+func (it *runItem) head() (id, msg *string) { return &it.InstanceID, &it.Error }
+
+func (it *runItem) lacking() string {
+	if it.Results == nil {
+		return "the worker's result holds no results"
+	}
+	return ""
 }

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/lib/jobs"
 	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify"
 	"github.com/envgap/envgap/verify/sandbox"
 	"github.com/spf13/cobra"
 )
@@ -175,6 +177,26 @@ func (o *slurmOptions) run(c *cobra.Command, f *factory, work slurmWork, items [
 	return out, err
 }
 
+// workerItemOf reads a worker's result of one item into a T, whose head is its item
+// name and its error: a result that cannot be read or is for another item, or that
+// lacks what it should hold (without an error saying why), is an error of the item.
+func workerItemOf[T any, P interface {
+	*T
+	head() (item, msg *string)
+	lacking() string
+}](d *jobs.Done) T {
+	var it T
+	item, msg := P(&it).head()
+	if why := decodeResult(d, &it, item); why != "" {
+		var none T
+		it = none
+		*item, *msg = d.Item, why
+	} else if lack := P(&it).lacking(); lack != "" && *msg == "" {
+		*msg = lack
+	}
+	return it
+}
+
 // notDone says why an item has no result.
 func notDone(out *jobs.Outcome) string {
 	if out.Missing != "" {
@@ -203,6 +225,106 @@ type evalItem struct {
 	Error      string              `json:"error,omitempty"`
 }
 
+// scoringWork is what the workers of eval and run --slurm share: where the tasks come
+// from and the evaluator's options.
+type scoringWork struct {
+	workerEngine
+	Split         string          `json:"split,omitempty"`
+	TaskFolder    string          `json:"tasks,omitempty"`
+	NoSafeInstall bool            `json:"no_safe_install,omitempty"`
+	Audit         *auditUpstreams `json:"audit,omitempty"`
+}
+
+func (w *scoringWork) workers() workerEngine { return w.workerEngine }
+
+// scoringWorkOf returns the scoring work of a command's options; the paths its workers
+// read are made absolute and named in shared (to be checked like the store).
+func scoringWorkOf(so *scoringOptions) (w scoringWork, shared map[string]string, err error) {
+	audit := so.auditUpstreams
+	w = scoringWork{workerEngine: so.workerEngine(so.Jobs), Split: so.Split, TaskFolder: so.Tasks, NoSafeInstall: so.NoSafeInstall, Audit: &audit}
+	shared = map[string]string{}
+	if err := sharedPath(shared, "tasks folder", &w.TaskFolder); err != nil {
+		return w, nil, err
+	}
+	return w, shared, sharedPath(shared, "OSV file", &w.Audit.OSVFile)
+}
+
+// sharedPath makes the path *p, when set, absolute and names it in shared as what.
+func sharedPath(shared map[string]string, what string, p *string) error {
+	if *p == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(*p)
+	if err != nil {
+		return err
+	}
+	*p, shared[what] = abs, abs
+	return nil
+}
+
+// options are the scoring options of a local run of the command.
+func (w *scoringWork) options() *scoringOptions {
+	so := &scoringOptions{engineOptions: w.engine(), Split: w.Split, Tasks: w.TaskFolder, NoSafeInstall: w.NoSafeInstall}
+	if w.Audit != nil {
+		so.auditUpstreams = *w.Audit
+	}
+	return so
+}
+
+// tasks reads the tasks as a local run does, and indexes them by instance id.
+func (w *scoringWork) tasks(f *factory) ([]schemas.Task, map[string]*schemas.Task, error) {
+	tasks, err := w.options().splitTasks(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	byID := make(map[string]*schemas.Task, len(tasks))
+	for i := range tasks {
+		byID[tasks[i].InstanceID] = &tasks[i]
+	}
+	return tasks, byID, nil
+}
+
+// evaluator opens this node's engine and registry proxy as a local run does, and logs
+// them and what the worker does (format and a).
+func (w *scoringWork) evaluator(c *cobra.Command, f *factory, logf func(string, ...any), format string, a ...any) (*eval.Evaluator, *verify.Session, error) {
+	ev, sess, err := w.options().evaluator(c, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	logf("engine %s, registry proxy %s; %s", strings.Join(sess.Hosts(), ","), sess.ProxyURL(), fmt.Sprintf(format, a...))
+	return ev, sess, nil
+}
+
+// scoredItem is a worker's result of one task of eval or run --slurm.
+type scoredItem interface {
+	// addTo adds the task's results, faults and log to the run's.
+	addTo(out *eval.Outcome, logs map[string][]byte)
+}
+
+// scoreSlurm scores tasks as work's job array, one item a task, and returns the outcome
+// and logs a local run of the command gives: read turns a worker's result into the
+// task's item, which progress shows as it lands.
+func scoreSlurm[T scoredItem](c *cobra.Command, f *factory, o *slurmOptions, work slurmWork, tasks []schemas.Task, shared map[string]string,
+	read func(d *jobs.Done) T, progress func(it T, done, total int)) (*eval.Outcome, map[string][]byte, error) {
+	items := make([]string, len(tasks))
+	for i, t := range tasks {
+		items[i] = t.InstanceID
+	}
+	res, err := o.run(c, f, work, items, shared, func(d *jobs.Done, done, total int) { progress(read(d), done, total) })
+	if res == nil || err != nil {
+		return nil, nil, err
+	}
+	out := &eval.Outcome{Results: []schemas.EvalResult{}, Faults: []schemas.EvalFault{}}
+	logs := map[string][]byte{}
+	for i, d := range res.Results {
+		if d == nil { // no worker finished it: read says why
+			d = &jobs.Done{Index: i, Item: items[i], Error: notDone(res)}
+		}
+		read(d).addTo(out, logs)
+	}
+	return out, logs, nil
+}
+
 // runEvalSlurm scores the same tasks as runEval, as a Slurm job array, and writes the
 // same result folder. The tasks and predictions were read and matched already (bad
 // input is refused before anything is submitted); the workers read them again from the
@@ -212,73 +334,49 @@ func runEvalSlurm(c *cobra.Command, f *factory, opts *evalOptions, tasks []schem
 	if err != nil {
 		return err
 	}
-	audit := opts.auditUpstreams
-	args := &evalWork{workerEngine: opts.workerEngine(opts.Jobs), Split: opts.Split, Pred: opts.Pred,
-		NoSafeInstall: opts.NoSafeInstall, Audit: &audit}
-	shared := map[string]string{}
+	sw, shared, err := scoringWorkOf(&opts.scoringOptions)
+	if err != nil {
+		return err
+	}
+	args := &evalWork{scoringWork: sw, Pred: opts.Pred}
 	if !builtin {
-		if args.Pred, err = filepath.Abs(opts.Pred); err != nil {
+		if err := sharedPath(shared, "predictions file", &args.Pred); err != nil {
 			return err
 		}
-		shared["predictions file"] = args.Pred
-	}
-	if opts.Tasks != "" {
-		if args.TaskFolder, err = filepath.Abs(opts.Tasks); err != nil {
-			return err
-		}
-		shared["tasks folder"] = args.TaskFolder
-	}
-	if audit.OSVFile != "" {
-		if args.Audit.OSVFile, err = filepath.Abs(audit.OSVFile); err != nil {
-			return err
-		}
-		shared["OSV file"] = args.Audit.OSVFile
-	}
-	items := make([]string, len(tasks))
-	for i, t := range tasks {
-		items[i] = t.InstanceID
 	}
 	progress := evalProgress(f)
-	res, err := opts.Slurm.run(c, f, args, items, shared, func(d *jobs.Done, done, total int) {
-		it := evalItemOf(d)
-		ev := eval.Event{InstanceID: d.Item, Done: done, Total: total, Result: it.Result, Cached: it.Cached}
+	out, _, err := scoreSlurm(c, f, &opts.Slurm, args, tasks, shared, workerItemOf[evalItem], func(it evalItem, done, total int) {
+		ev := eval.Event{InstanceID: it.InstanceID, Done: done, Total: total, Result: it.Result, Cached: it.Cached}
 		if it.Error != "" {
 			ev.Err = errors.New(it.Error)
 		}
 		progress(ev)
 	})
-	if res == nil || err != nil {
+	if out == nil || err != nil {
 		return err
-	}
-	out := &eval.Outcome{Results: []schemas.EvalResult{}, Faults: []schemas.EvalFault{}}
-	for i, d := range res.Results {
-		it := evalItem{InstanceID: items[i], Error: notDone(res)}
-		if d != nil {
-			it = evalItemOf(d)
-		}
-		switch {
-		case it.Error != "":
-			out.Faults = append(out.Faults, schemas.EvalFault{InstanceID: items[i], Error: it.Error})
-		default:
-			out.Results = append(out.Results, *it.Result)
-			if it.Cached {
-				out.Reused++
-			} else {
-				out.Ran++
-			}
-		}
 	}
 	return finishScoring(f, &eval.Evaluator{Store: st}, scored{dir: opts.Out, meta: meta, tasks: tasks, out: out}, nil)
 }
 
-// evalItemOf reads a worker's result of one task.
-func evalItemOf(d *jobs.Done) evalItem {
-	var it evalItem
-	if msg := decodeResult(d, &it, &it.InstanceID); msg != "" {
-		return evalItem{InstanceID: d.Item, Error: msg}
+func (it evalItem) addTo(out *eval.Outcome, _ map[string][]byte) {
+	switch {
+	case it.Error != "":
+		out.Faults = append(out.Faults, schemas.EvalFault{InstanceID: it.InstanceID, Error: it.Error})
+	default:
+		out.Results = append(out.Results, *it.Result)
+		if it.Cached {
+			out.Reused++
+		} else {
+			out.Ran++
+		}
 	}
-	if it.Result == nil && it.Error == "" {
-		it.Error = "the worker's result holds no result"
+}
+
+func (it *evalItem) head() (id, msg *string) { return &it.InstanceID, &it.Error }
+
+func (it *evalItem) lacking() string {
+	if it.Result == nil {
+		return "the worker's result holds no result"
 	}
-	return it
+	return ""
 }

@@ -333,6 +333,15 @@ type studyItem struct {
 	Error    string          `json:"error,omitempty"`
 }
 
+func (it *studyItem) head() (rel, msg *string) { return &it.Rel, &it.Error }
+
+func (it *studyItem) lacking() string {
+	if it.Protocol == nil && !it.Skipped {
+		return "the worker's result holds no protocol"
+	}
+	return ""
+}
+
 // options are the run's options on a session: the agent, the executor.
 func (w *studyWork) options(c *cobra.Command, f *factory, sess *verify.Session, vo verify.Options) (study.RunOptions, error) {
 	st, err := f.OpenStore()
@@ -492,8 +501,7 @@ func runStudySlurm(c *cobra.Command, f *factory, opts *studyRunOptions, w *study
 		fmt.Fprintf(f.Err, "slurm: the agent command runs on the workers' nodes: %s\n", w.Agent)
 	}
 	out, err := opts.Slurm.run(c, f, w, items, shared, func(d *jobs.Done, done, total int) {
-		var it studyItem
-		if decodeResult(d, &it, &it.Rel) == "" && it.Protocol != nil {
+		if it := workerItemOf[studyItem](d); it.Protocol != nil {
 			progress(it.Rel, it.Protocol, false)
 		}
 	})
@@ -501,15 +509,10 @@ func runStudySlurm(c *cobra.Command, f *factory, opts *studyRunOptions, w *study
 		return nil, err
 	}
 	for i, d := range out.Results {
-		it := studyItem{Rel: items[i], Error: notDone(out)}
-		if d != nil {
-			it = studyItem{}
-			if msg := decodeResult(d, &it, &it.Rel); msg != "" {
-				it = studyItem{Rel: items[i], Error: msg}
-			} else if it.Protocol == nil && !it.Skipped && it.Error == "" {
-				it.Error = "the worker's result holds no protocol"
-			}
+		if d == nil { // no worker finished it
+			d = &jobs.Done{Index: i, Item: items[i], Error: notDone(out)}
 		}
+		it := workerItemOf[studyItem](d)
 		switch {
 		case it.Error != "":
 			res.Failed = append(res.Failed, it.Rel+": "+it.Error)

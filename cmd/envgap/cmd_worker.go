@@ -14,7 +14,6 @@ import (
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/lib/jobs"
-	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
 	"github.com/spf13/cobra"
 )
@@ -146,24 +145,15 @@ func (w *recheckWork) handler(c *cobra.Command, f *factory, items []string, logf
 // evalWork is eval --slurm: each item is a task of the split, its prediction scored as a
 // local eval does.
 type evalWork struct {
-	workerEngine
-	Split         string          `json:"split,omitempty"`
-	TaskFolder    string          `json:"tasks,omitempty"`
-	Pred          string          `json:"pred,omitempty"`
-	NoSafeInstall bool            `json:"no_safe_install,omitempty"`
-	Audit         *auditUpstreams `json:"audit,omitempty"`
+	scoringWork
+	Pred string `json:"pred,omitempty"`
 }
 
-func (w *evalWork) command() string       { return "eval" }
-func (w *evalWork) workers() workerEngine { return w.workerEngine }
+func (w *evalWork) command() string { return "eval" }
 
 // handler scores one task's prediction, as a local eval does.
 func (args *evalWork) handler(c *cobra.Command, f *factory, _ []string, logf func(string, ...any)) (jobs.Handler, func(), error) {
-	so := &scoringOptions{engineOptions: args.engine(), Split: args.Split, Tasks: args.TaskFolder, NoSafeInstall: args.NoSafeInstall}
-	if args.Audit != nil {
-		so.auditUpstreams = *args.Audit
-	}
-	tasks, err := so.splitTasks(f)
+	tasks, taskByID, err := args.tasks(f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -177,15 +167,10 @@ func (args *evalWork) handler(c *cobra.Command, f *factory, _ []string, logf fun
 	if err != nil {
 		return nil, nil, err
 	}
-	taskByID := make(map[string]*schemas.Task, len(tasks))
-	for i := range tasks {
-		taskByID[tasks[i].InstanceID] = &tasks[i]
-	}
-	ev, sess, err := so.evaluator(c, f)
+	ev, sess, err := args.evaluator(c, f, logf, "eval of %d task(s)", len(tasks))
 	if err != nil {
 		return nil, nil, err
 	}
-	logf("engine %s, registry proxy %s; eval of %d task(s)", strings.Join(sess.Hosts(), ","), sess.ProxyURL(), len(tasks))
 	return func(ctx context.Context, item string) (json.RawMessage, string) {
 		it := evalItem{InstanceID: item}
 		t, ok := taskByID[item]
