@@ -506,3 +506,43 @@ func TestStudyRunSlurmEqualsLocal(t *testing.T) {
 		}
 	}
 }
+
+// eval --slurm scores the same predictions as a local eval, its workers reading the
+// predictions file, the tasks folder and the OSV file from their absolute paths: after a
+// first local eval on the store, a second local one and one --slurm write the same result
+// folder (results, summary, logs; every run reused from the store).
+func TestEvalSlurmEqualsLocal(t *testing.T) {
+	needSlurmAndEngine(t)
+	t.Setenv("ENVGAP_TEST_AS_ENVGAP", "1") // the workers are this binary, acting as envgap
+	w := newEvalWorld(t)
+	fixed, _ := json.Marshal(evalFixed)
+	preds := writePreds(t,
+		`{"instance_id": "`+evalRepair+`", "files": {"requirements.txt": `+string(fixed)+`}, "cost_usd": 0.25}`,
+		`{"instance_id": "`+evalControl+`", "files": {}}`,
+		`{"instance_id": "`+evalExcluded+`", "files": {}}`)
+	store, res := filepath.Join(t.TempDir(), "store"), t.TempDir()
+	for _, mode := range []string{"first", "local", "slurm"} {
+		args := []string{"--store", store, "eval", "--pred", preds, "--split", "full", "--tasks", w.hub, "--out", filepath.Join(res, mode),
+			"--git-url-template", w.gitTemplate, "--pypi-upstream", w.pypi + "/simple/", "--pypi", w.pypi,
+			"--npm-registry", "http://127.0.0.1:9/", "--osv", w.osv, "--step-timeout", "3m"}
+		if mode == "slurm" {
+			args = append(args, "--slurm", "--workers", "2")
+		}
+		if o, err := runCLI(t, args...); err != nil {
+			t.Fatalf("eval (%s): %v\n%s", mode, err, o)
+		}
+	}
+	if works, _ := filepath.Glob(filepath.Join(store, "work", "*")); len(works) != 0 {
+		t.Errorf("work folders left: %v", works)
+	}
+	for _, name := range []string{"results.jsonl", "summary.json", filepath.Join("logs", evalRepair+".log")} {
+		local, err := os.ReadFile(filepath.Join(res, "local", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		slurm, err := os.ReadFile(filepath.Join(res, "slurm", name))
+		if err != nil || string(slurm) != string(local) {
+			t.Errorf("%s differs (%v):\nlocal:\n%s\nslurm:\n%s", name, err, local, slurm)
+		}
+	}
+}
