@@ -1,8 +1,6 @@
 package jobs
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,23 +32,18 @@ type Plan struct {
 // Lease returns the plan's lease duration.
 func (p Plan) Lease() time.Duration { return time.Duration(p.LeaseSeconds) * time.Second }
 
-// Owner names one worker process: the store's owner of a process (host, pid and process
-// start, so that a dead process is recognised on its own machine at once, and a reused
-// pid is not mistaken for it) and a random token, so that two workers of one process are
-// told apart in their results.
+// Owner names one worker: the store's owner of its process (host, pid and process start,
+// so that a dead process is recognised on its own machine at once, and a reused pid is
+// not mistaken for it) and a label. Each claim it takes has its own token (in the
+// claim's record), so two workers of one process never hold one claim.
 type Owner struct {
 	data.Owner
-	Token string `json:"token"`
 	// Label says which array task it is (slurm-<job>_<task>), or anything else useful.
 	Label string `json:"label,omitempty"`
 }
 
 // NewOwner returns the owner of this process.
-func NewOwner(label string) Owner {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return Owner{Owner: data.Self(), Token: hex.EncodeToString(b[:]), Label: label}
-}
+func NewOwner(label string) Owner { return Owner{Owner: data.Self(), Label: label} }
 
 func (o Owner) String() string {
 	if o.Label != "" {

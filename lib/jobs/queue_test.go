@@ -36,7 +36,7 @@ func newQueue(t *testing.T, n int) *Queue {
 
 // otherOwner is a worker on another machine (its death cannot be seen from here).
 func otherOwner(label string) Owner {
-	return Owner{Owner: data.Owner{Host: "elsewhere", PID: 1, Start: "other-boot/1"}, Token: "tok-" + label, Label: label}
+	return Owner{Owner: data.Owner{Host: "elsewhere", PID: 1, Start: "other-boot/1"}, Label: label}
 }
 
 func TestQueueEveryItemOnceUnderManyWorkers(t *testing.T) {
