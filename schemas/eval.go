@@ -88,6 +88,10 @@ type AgentAttempt struct {
 	// FirstRequestMS is the time from the attempt's start (the box opening) to the
 	// model's first request.
 	FirstRequestMS int64 `json:"first_request_ms,omitempty"`
+	// AgentImage is the image of the box an agent command ran in (--agent-image); empty
+	// for a command that ran on this host (not contained) and for the built-in agents
+	// (always in a box from the task's evaluation image).
+	AgentImage string `json:"agent_image,omitempty"`
 }
 
 // EvalStep is one step of the run of a prediction.

@@ -46,3 +46,17 @@ func (s *Stage) OpenBox(ctx context.Context, spec core.BoxSpec) (*core.Box, erro
 	cr := s.Cores[int(s.nextCore.Add(1)-1)%len(s.Cores)]
 	return cr.OpenBox(ctx, spec)
 }
+
+// CheckAgentImage checks on every engine of the stage that an agent image is there and
+// built on a card image (core.CheckAgentImage).
+func (s *Stage) CheckAgentImage(ctx context.Context, agentRef, cardImage string) error {
+	if len(s.Cores) == 0 {
+		return errors.New("verify: no core")
+	}
+	for _, cr := range s.Cores {
+		if err := cr.CheckAgentImage(ctx, agentRef, cardImage); err != nil {
+			return err
+		}
+	}
+	return nil
+}

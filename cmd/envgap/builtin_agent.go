@@ -16,6 +16,9 @@ import (
 	"github.com/envgap/envgap/lib/agent/model/bedrock"
 	"github.com/envgap/envgap/lib/agent/model/openai"
 	"github.com/envgap/envgap/lib/agent/model/scripted"
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/core"
+	"github.com/envgap/envgap/verify/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -37,6 +40,10 @@ type builtinFlags struct {
 	PriceIn       float64
 	PriceOut      float64
 	Prices        string
+	// AgentImages and AllowHosts run an agent command in a box (--agent-image,
+	// --allow-host).
+	AgentImages []string
+	AllowHosts  []string
 }
 
 func (b *builtinFlags) add(c *cobra.Command) {
@@ -51,12 +58,28 @@ func (b *builtinFlags) add(c *cobra.Command) {
 	fl.Float64Var(&b.PriceIn, "price-in", 0, "USD per million input tokens (cost_usd; overrides --prices)")
 	fl.Float64Var(&b.PriceOut, "price-out", 0, "USD per million output tokens")
 	fl.StringVar(&b.Prices, "prices", "", `a prices file: {"MODEL": {"in_per_mtok": X, "out_per_mtok": Y}, ...}`)
+	fl.StringArrayVar(&b.AgentImages, "agent-image", nil, "run the agent command in a box from this image, built FROM the tasks' evaluation image (IMAGE, or EVAL-IMAGE=IMAGE per evaluation image; repeatable)")
+	fl.StringArrayVar(&b.AllowHosts, "allow-host", nil, "with --agent-image: a host the box may reach besides the registries, e.g. the agent's model API (HOST or HOST:PORT, default port 443; repeatable)")
 }
 
 func isBuiltin(a string) bool { return a == agentOpenAI || a == agentBedrock }
 
 // check refuses bad flags before anything starts.
 func (b *builtinFlags) checkBuiltin(agentName string) error {
+	if len(b.AllowHosts) > 0 && len(b.AgentImages) == 0 {
+		return usageError{errors.New("--allow-host goes with --agent-image (it opens the box's door to a host)")}
+	}
+	if len(b.AgentImages) > 0 {
+		switch {
+		case isBuiltin(agentName):
+			return usageError{fmt.Errorf("--agent-image is for an agent command: --agent %s acts in a box from the task's evaluation image", agentName)}
+		case agentName == "noop" || agentName == "gold":
+			return usageError{fmt.Errorf("--agent-image is for an agent command, not --agent %s", agentName)}
+		}
+		if _, err := agent.ParseAllowHosts(b.AllowHosts); err != nil {
+			return usageError{err}
+		}
+	}
 	if !isBuiltin(agentName) {
 		if b.Model != "" || b.BaseURL != "" || b.Region != "" {
 			return usageError{fmt.Errorf("--model, --base-url and --region are for --agent %s or %s, not %q", agentOpenAI, agentBedrock, agentName)}
@@ -133,6 +156,51 @@ func (b *builtinFlags) agent(ctx context.Context, name string, f *factory) (*age
 		fmt.Fprintf(f.Err, "%s: %v; retrying in %s\n", name, err, wait.Round(time.Second))
 	}}
 	return &agent.Builtin{Provider: name, Model: model.Retry(m, retry), Limits: lim, Price: price}, nil
+}
+
+// contained returns how an agent command runs in a box (nil: on this host, said on
+// stderr), its images checked against the tasks' evaluation images on the engine before
+// anything starts. With tasks nil (propose: the candidates are chosen later) every
+// evaluation image may be named, and each box checks its image when it opens.
+func (b *builtinFlags) contained(ctx context.Context, f *factory, agentName string, tasks []schemas.Task, checker agent.ImageChecker) (*agent.Contained, error) {
+	if isBuiltin(agentName) || agentName == "noop" || agentName == "gold" {
+		return nil, nil
+	}
+	if len(b.AgentImages) == 0 {
+		fmt.Fprintln(f.Err, "envgap: the agent command runs on this host, not contained: it has your privileges and network (the live registries, the project's later history); give --agent-image IMAGE to run it in a box (docs/agents.md)")
+		return nil, nil
+	}
+	cards := agent.CardImages(tasks)
+	if tasks == nil {
+		cards = nil
+		for _, e := range schemas.Ecosystems {
+			cards = append(cards, e.Image())
+		}
+	}
+	images, err := agent.ParseAgentImages(b.AgentImages, cards)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	hosts, err := agent.ParseAllowHosts(b.AllowHosts)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	c := &agent.Contained{Images: images, AllowHosts: hosts}
+	if tasks == nil {
+		return c, nil
+	}
+	for _, card := range cards {
+		img := c.ImageFor(card)
+		if img == "" {
+			return nil, usageError{fmt.Errorf("--agent-image: no image for the tasks on %s: give IMAGE for every task or %s=IMAGE", card, card)}
+		}
+		if err := checker.CheckAgentImage(ctx, img, card); errors.Is(err, core.ErrNotBuiltOn) || errors.Is(err, sandbox.ErrImageMissing) {
+			return nil, usageError{fmt.Errorf("--agent-image: %w", err)}
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // reachable dials the URL's host and port.

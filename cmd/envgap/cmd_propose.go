@@ -87,11 +87,15 @@ func runPropose(c *cobra.Command, f *factory, opts *proposeOptions) error {
 	if err != nil {
 		return err
 	}
+	contained, err := opts.builtinFlags.contained(c.Context(), f, opts.Agent, nil, sess.Stage)
+	if err != nil {
+		return err
+	}
 	repro := reproCommand()
 	progress := f.newProgress()
 	rep, err := propose.Run(c.Context(), propose.Options{
 		Store: sess.Stage.Store, Runner: sess.Stage, Checkout: vo.Checkout, Limits: vo.Limits, Materialize: materialize(opts.GitURLTemplate), Patch: lite.Patch,
-		Agent: opts.Agent, Builtin: builtin, Timeout: opts.AttemptTimeout, IDs: opts.IDs, WorkDir: opts.WorkDir, OutDir: opts.Keep,
+		Agent: opts.Agent, Builtin: builtin, Contained: contained, Timeout: opts.AttemptTimeout, IDs: opts.IDs, WorkDir: opts.WorkDir, OutDir: opts.Keep,
 		ReproCommand: repro,
 		Progress: func(r propose.Result) {
 			switch {

@@ -151,6 +151,10 @@ func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
 		return err
 	}
 	defer sess.Close()
+	contained, err := opts.builtinFlags.contained(c.Context(), f, opts.Agent, tasks, sess.Stage)
+	if err != nil {
+		return err
+	}
 	work := opts.WorkDir
 	if work == "" {
 		if work, err = os.MkdirTemp("", "envgap-run-*"); err != nil {
@@ -161,7 +165,7 @@ func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
 	repro := reproCommand()
 	progress := f.newProgress()
 	out, runErr := run.Run(c.Context(), tasks, run.Options{
-		Evaluator: ev, Materialize: materialize(opts.GitURLTemplate), Agent: opts.Agent, Builtin: builtin, K: opts.K,
+		Evaluator: ev, Materialize: materialize(opts.GitURLTemplate), Agent: opts.Agent, Builtin: builtin, Contained: contained, K: opts.K,
 		MaxAttempts: opts.MaxAttempts, AttemptTimeout: opts.AttemptTimeout, WorkDir: work, OutDir: opts.Out,
 		ReproCommand: repro, Jobs: opts.Jobs, Done: done,
 		Progress: func(id string, k, n int, r *schemas.EvalResult, err error) {

@@ -71,6 +71,12 @@ func (args *runWork) handler(c *cobra.Command, f *factory, _ []string, logf func
 		os.RemoveAll(work)
 		return nil, nil, err
 	}
+	contained, err := args.Builtin.contained(c.Context(), f, args.Agent, tasks, sess.Stage)
+	if err != nil {
+		sess.Close()
+		os.RemoveAll(work)
+		return nil, nil, err
+	}
 	repro := reproCommand()
 	return func(ctx context.Context, item string) (json.RawMessage, string) {
 			it := runItem{InstanceID: item, Results: []schemas.EvalResult{}}
@@ -79,7 +85,7 @@ func (args *runWork) handler(c *cobra.Command, f *factory, _ []string, logf func
 				it.Error = "the task is not in the split any more"
 			} else {
 				out, err := run.Run(ctx, []schemas.Task{*t}, run.Options{
-					Evaluator: ev, Materialize: materialize(args.GitURLTemplate), Agent: args.Agent, Builtin: builtin, K: args.K,
+					Evaluator: ev, Materialize: materialize(args.GitURLTemplate), Agent: args.Agent, Builtin: builtin, Contained: contained, K: args.K,
 					MaxAttempts: args.MaxAttempts, AttemptTimeout: args.AttemptTimeout, WorkDir: work, OutDir: args.Out,
 					ReproCommand: repro, Jobs: 1, Done: done,
 				})

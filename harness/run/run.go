@@ -35,6 +35,8 @@ type Options struct {
 	Agent string
 	// Builtin is envgap's own model agent (run --agent openai|bedrock), acting in a box.
 	Builtin *agent.Builtin
+	// Contained runs the agent command in a box (--agent-image); nil: on this host.
+	Contained *agent.Contained
 	// K independent runs per task, each up to MaxAttempts attempts of AttemptTimeout.
 	K              int
 	MaxAttempts    int
@@ -163,20 +165,16 @@ func runOne(ctx context.Context, t *schemas.Task, k int, opts Options, log *byte
 	if err := os.MkdirAll(keep, 0o755); err != nil {
 		return nil, err
 	}
-	var extra []string
+	var repro *agent.ReproServer
 	if opts.ReproCommand != "" && opts.Builtin == nil && opts.Agent != AgentNoop && opts.Agent != AgentGold {
-		srv, err := agent.StartRepro(ctx, ws, agent.ReproConfig{Runner: opts.Evaluator.Runner, Store: opts.Evaluator.Store, Limits: opts.Evaluator.Limits})
-		if err != nil {
+		if repro, err = agent.StartRepro(ctx, ws, agent.ReproConfig{Runner: opts.Evaluator.Runner, Store: opts.Evaluator.Store, Limits: opts.Evaluator.Limits}); err != nil {
 			return nil, err
 		}
-		defer srv.Close()
-		if extra, err = srv.Env(opts.ReproCommand); err != nil {
-			return nil, err
-		}
+		defer repro.Close()
 	}
 	var results []schemas.EvalResult
 	for n := 1; n <= opts.MaxAttempts; n++ {
-		r, err := attempt(ctx, ws, n, opts, extra, keep)
+		r, err := attempt(ctx, ws, n, opts, repro, keep)
 		if err != nil {
 			return nil, err
 		}
@@ -193,8 +191,12 @@ func runOne(ctx context.Context, t *schemas.Task, k int, opts Options, log *byte
 				r.Agent.Command, r.Agent.Stop, r.Agent.Turns, r.Agent.InputTokens, r.Agent.OutputTokens,
 				time.Duration(r.Agent.DurationMS)*time.Millisecond, r.Agent.RefusedConnections, keep)
 		} else if r.Agent != nil {
-			fmt.Fprintf(log, "agent: %q exited %d after %s (timed out: %v); output kept in %s\n",
-				r.Agent.Command, r.Agent.ExitCode, time.Duration(r.Agent.DurationMS)*time.Millisecond, r.Agent.TimedOut, keep)
+			where := "on this host (not contained)"
+			if r.Agent.AgentImage != "" {
+				where = fmt.Sprintf("in a box from %s, %d connections refused", r.Agent.AgentImage, r.Agent.RefusedConnections)
+			}
+			fmt.Fprintf(log, "agent: %q exited %d after %s (timed out: %v), %s; output kept in %s\n",
+				r.Agent.Command, r.Agent.ExitCode, time.Duration(r.Agent.DurationMS)*time.Millisecond, r.Agent.TimedOut, where, keep)
 		}
 		log.WriteString("\n")
 		if r.Resolved || n == opts.MaxAttempts {
@@ -213,7 +215,7 @@ func runOne(ctx context.Context, t *schemas.Task, k int, opts Options, log *byte
 }
 
 // attempt runs the agent once and scores the workspace.
-func attempt(ctx context.Context, ws *agent.Workspace, n int, opts Options, extra []string, keep string) (*schemas.EvalResult, error) {
+func attempt(ctx context.Context, ws *agent.Workspace, n int, opts Options, repro *agent.ReproServer, keep string) (*schemas.EvalResult, error) {
 	t := ws.Task
 	feedback := ""
 	if n > 1 {
@@ -243,10 +245,19 @@ func attempt(ctx context.Context, ws *agent.Workspace, n int, opts Options, extr
 		}
 		act.Files = files
 	default:
-		env := append([]string{agent.EnvAttempt + "=" + strconv.Itoa(n), agent.EnvMaxAttempts + "=" + strconv.Itoa(opts.MaxAttempts),
-			agent.EnvFeedbackFile + "=" + feedback}, extra...)
-		var err error
-		if act, err = agent.Act(ctx, ws, agent.ActOptions{Command: opts.Agent, Env: env, Timeout: opts.AttemptTimeout, Keep: filepath.Join(keep, "attempt-"+strconv.Itoa(n))}); err != nil {
+		box, err := opts.Contained.Box(ctx, t, opts.Evaluator.Runner, opts.Evaluator.Limits)
+		if err != nil {
+			return nil, err
+		}
+		if box != nil && feedback != "" {
+			if feedback, err = filepath.Abs(feedback); err != nil {
+				return nil, err
+			}
+		}
+		env := []string{agent.EnvAttempt + "=" + strconv.Itoa(n), agent.EnvMaxAttempts + "=" + strconv.Itoa(opts.MaxAttempts),
+			agent.EnvFeedbackFile + "=" + feedback}
+		if act, err = agent.Act(ctx, ws, agent.ActOptions{Command: opts.Agent, Env: env, Timeout: opts.AttemptTimeout, Keep: filepath.Join(keep, "attempt-"+strconv.Itoa(n)),
+			Repro: repro, ReproCommand: opts.ReproCommand, Box: box}); err != nil {
 			return nil, err
 		}
 	}

@@ -17,7 +17,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/envgap/envgap/lib/shell"
 	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/core"
+	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // Action is what one run of an agent command did to its workspace.
@@ -49,40 +52,77 @@ type ActOptions struct {
 	// Writable are further files of the run directory the agent may write (besides the
 	// trajectory and cost files).
 	Writable []string
+	// Repro is the run's repro server (nil: none). On this host ENVGAP_REPRO runs
+	// ReproCommand (envgap agent-repro); in a box, a client of its own (BoxEnv).
+	Repro        *ReproServer
+	ReproCommand string
+	// Box, when set, runs the command in a box instead of on this host.
+	Box *BoxRun
+}
+
+// BoxRun is an agent command's box (run --agent CMD --agent-image IMAGE): a container
+// from Image (an agent CLI's image built on the task's evaluation image) with the run
+// directory mounted at its own path, the task's registry cut-off, and the egress door of
+// the evaluation image plus AllowHosts.
+type BoxRun struct {
+	Opener     BoxOpener
+	Image      string   // the engine reference of the agent image
+	AllowHosts []string // "host:port"
+	Limits     sandbox.Limits
 }
 
 // Act runs an agent command once in a prepared workspace, with the protocol's
-// environment (task file, workspace, trajectory and cost files, HOME) plus o.Env, and
-// reads back what it did. run --agent and propose both call it; an error is a fault of
-// the harness, never the agent's.
+// environment (task file, workspace, trajectory and cost files, HOME, the repro server)
+// plus o.Env, on this host or in o.Box, and reads back what it did. run --agent and
+// propose both call it; an error is a fault of the harness, never the agent's.
 func Act(ctx context.Context, ws *Workspace, o ActOptions) (*Action, error) {
-	command, extra, timeout, keep, writable := o.Command, o.Env, o.Timeout, o.Keep, o.Writable
 	os.Remove(ws.CostFile())
-	before, err := runDirState(ws)
+	var (
+		res     CommandResult
+		refused []schemas.ConnectionCount
+		before  map[string][32]byte
+		err     error
+	)
+	if o.Box != nil {
+		res, refused, before, err = actInBox(ctx, ws, o)
+	} else {
+		env := protocolEnv(ws, ws.Dir, o.Env)
+		if o.Repro != nil {
+			renv, err := o.Repro.Env(o.ReproCommand)
+			if err != nil {
+				return nil, err
+			}
+			env = append(env, renv...)
+		}
+		if before, err = runDirState(ws); err != nil {
+			return nil, err
+		}
+		res, err = RunCommand(ctx, o.Command, ws.Dir, env, o.Timeout)
+	}
 	if err != nil {
 		return nil, err
 	}
-	env := append([]string{
-		EnvTaskFile + "=" + ws.TaskFile(), EnvWorkspace + "=" + ws.Dir,
-		EnvTrajectoryFile + "=" + ws.TrajectoryFile(), EnvCostFile + "=" + ws.CostFile(),
-		"HOME=" + ws.Home(), "TMPDIR=" + ws.Home(),
-	}, extra...)
-	res, err := RunCommand(ctx, command, ws.Dir, env, timeout)
-	if err != nil {
-		return nil, err
-	}
-	act := &Action{Info: &schemas.AgentAttempt{Command: command, ExitCode: res.ExitCode, TimedOut: res.TimedOut,
+	act := &Action{Info: &schemas.AgentAttempt{Command: o.Command, ExitCode: res.ExitCode, TimedOut: res.TimedOut,
 		DurationMS: res.Duration.Milliseconds(), StdoutSize: res.StdoutSize, StderrSize: res.StderrSize}}
-	if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
+	if o.Box != nil {
+		act.Info.AgentImage = o.Box.Image
+	}
+	if err := os.MkdirAll(filepath.Dir(o.Keep), 0o755); err != nil {
 		return nil, err
 	}
-	if err := writeFile(keep+".stdout", res.Stdout); err != nil {
+	if err := writeFile(o.Keep+".stdout", res.Stdout); err != nil {
 		return nil, err
 	}
-	if err := writeFile(keep+".stderr", res.Stderr); err != nil {
+	if err := writeFile(o.Keep+".stderr", res.Stderr); err != nil {
 		return nil, err
 	}
-	act.Trajectory, act.CostUSD = readState(ws, keep)
+	act.Trajectory, act.CostUSD = readState(ws, o.Keep)
+	if len(act.Trajectory) > 0 {
+		// A trajectory the agent did not write is not made up: refusals go into the
+		// agent's own, and are always counted.
+		act.Trajectory = withRefusals(act.Trajectory, refused)
+	}
+	act.Info.RefusedConnections = countRefused(refused)
 	if _, err := os.Stat(ws.Dir); err != nil {
 		act.Refused = "the agent removed its workspace"
 		return act, nil
@@ -91,11 +131,109 @@ func Act(ctx context.Context, ws *Workspace, o ActOptions) (*Action, error) {
 		if files, err := ws.Files(); err == nil {
 			act.Files = files
 		}
-		act.Refused = fmt.Sprintf("the agent did not finish within %s and was stopped (its process group killed); the attempt is not evaluated", timeout)
+		act.Refused = fmt.Sprintf("the agent did not finish within %s and was stopped (its process group killed); the attempt is not evaluated", o.Timeout)
 		return act, nil
 	}
-	if outside := changedOutside(ws, before, writable...); outside != "" {
+	if outside := changedOutside(ws, before, o.Writable...); outside != "" {
 		act.Refused = "the agent wrote outside its workspace: " + outside
+		return act, nil
+	}
+	return readBack(ws, act)
+}
+
+// protocolEnv is the protocol's environment for an agent in ws (paths as given, dir the
+// workspace), then extra.
+func protocolEnv(ws *Workspace, dir string, extra []string) []string {
+	return append([]string{
+		EnvTaskFile + "=" + ws.TaskFile(), EnvWorkspace + "=" + dir,
+		EnvTrajectoryFile + "=" + ws.TrajectoryFile(), EnvCostFile + "=" + ws.CostFile(),
+		"HOME=" + ws.Home(), "TMPDIR=" + ws.Home(),
+	}, extra...)
+}
+
+// actInBox runs o.Command in o.Box: the run directory is mounted read-write at its own
+// (absolute) path, so every path of the protocol holds in the box too; the repro server
+// listens where the box reaches this host. It returns the command's result (stdout and
+// stderr are one stream in a box, kept as stdout), the connections the door refused, and
+// the run directory's state before the command ran.
+func actInBox(ctx context.Context, ws *Workspace, o ActOptions) (CommandResult, []schemas.ConnectionCount, map[string][32]byte, error) {
+	var res CommandResult
+	abs, err := absWorkspace(ws)
+	if err != nil {
+		return res, nil, nil, err
+	}
+	lim := o.Box.Limits
+	lim.StepTimeout, lim.OutputBytes = o.Timeout, MaxAgentOutput
+	t := ws.Task
+	box, err := o.Box.Opener.OpenBox(ctx, core.BoxSpec{InstanceID: t.InstanceID, Image: core.TaskRecipe(t).Image, RegistryDate: t.RegistryDate,
+		Dir: abs.RunDir, WorkDir: abs.RunDir, AgentImage: o.Box.Image, AllowHosts: o.Box.AllowHosts, Limits: lim})
+	if err != nil {
+		return res, nil, nil, err
+	}
+	closed := false
+	closeBox := func() ([]schemas.ConnectionCount, error) {
+		if closed {
+			return nil, nil
+		}
+		closed = true
+		return box.Close()
+	}
+	defer closeBox()
+	env := protocolEnv(abs, abs.Dir, o.Env)
+	if o.Repro != nil {
+		renv, stop, err := o.Repro.BoxEnv(box.HostAddr())
+		if err != nil {
+			return res, nil, nil, err
+		}
+		defer stop()
+		env = append(env, renv...)
+	}
+	before, err := runDirState(ws)
+	if err != nil {
+		return res, nil, nil, err
+	}
+	start := time.Now()
+	sr, err := box.ExecEnv(ctx, "cd "+shell.Quote(abs.Dir)+" && exec /bin/sh -c "+shell.Quote(o.Command), o.Timeout, env)
+	res.Duration = time.Since(start)
+	switch {
+	case errors.Is(err, sandbox.ErrBoxGone):
+		res.TimedOut, res.ExitCode = true, 137
+	case err != nil:
+		if ctx.Err() != nil {
+			return res, nil, nil, ctx.Err()
+		}
+		return res, nil, nil, err
+	default:
+		res.ExitCode = sr.ExitCode
+		res.TimedOut = sr.TimedOut && res.Duration >= o.Timeout
+	}
+	res.Stdout, res.StdoutSize = sr.Output, sr.OutputSize
+	refused, err := closeBox()
+	if err != nil {
+		return res, nil, nil, err
+	}
+	return res, refused, before, nil
+}
+
+// absWorkspace is ws with absolute paths (the box mounts them).
+func absWorkspace(ws *Workspace) (*Workspace, error) {
+	runDir, err := filepath.Abs(ws.RunDir)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(ws.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Workspace{Dir: dir, RunDir: runDir, Task: ws.Task}, nil
+}
+
+// readBack finishes an action whose agent ended in time: the workspace's changes, or why
+// they cannot be used (it removed its workspace, or left something that is not a text
+// file).
+func readBack(ws *Workspace, act *Action) (*Action, error) {
+	if _, err := os.Stat(ws.Dir); err != nil {
+		act.Refused = "the agent removed its workspace"
 		return act, nil
 	}
 	files, err := ws.Files()
@@ -107,6 +245,23 @@ func Act(ctx context.Context, ws *Workspace, o ActOptions) (*Action, error) {
 	}
 	act.Files = files
 	return act, nil
+}
+
+// withRefusals appends one trajectory entry per target the door refused.
+func withRefusals(traj []any, refused []schemas.ConnectionCount) []any {
+	for _, r := range refused {
+		traj = append(traj, map[string]any{"type": "refused_connection", "host": r.Host, "port": r.Port, "count": r.Count,
+			"note": fmt.Sprintf("the box's egress door refused %d connection(s) to %s:%d", r.Count, r.Host, r.Port)})
+	}
+	return traj
+}
+
+func countRefused(refused []schemas.ConnectionCount) int {
+	n := 0
+	for _, r := range refused {
+		n += r.Count
+	}
+	return n
 }
 
 // runDirState hashes every file of the run directory outside the workspace and HOME.

@@ -135,12 +135,8 @@ func ActBuiltin(ctx context.Context, ws *Workspace, b *Builtin, at BuiltinAttemp
 	info := &schemas.AgentAttempt{Command: b.Label(), Model: b.Model.Name(), Turns: res.Turns, InputTokens: res.Usage.InputTokens,
 		OutputTokens: res.Usage.OutputTokens, Stop: res.Stop, DurationMS: time.Since(start).Milliseconds(), TimedOut: res.Stop == loop.StopTimeout,
 		FirstRequestMS: (loopStart.Sub(start) + res.FirstRequest).Milliseconds()}
-	traj := res.Trajectory
-	for _, r := range refused {
-		info.RefusedConnections += r.Count
-		traj = append(traj, map[string]any{"type": "refused_connection", "host": r.Host, "port": r.Port, "count": r.Count,
-			"note": fmt.Sprintf("the box's egress door refused %d connection(s) to %s:%d", r.Count, r.Host, r.Port)})
-	}
+	info.RefusedConnections = countRefused(refused)
+	traj := withRefusals(res.Trajectory, refused)
 	// The trajectory as JSON values (what eval's rules and the store read).
 	raw, err := json.Marshal(traj)
 	if err != nil {
@@ -153,19 +149,7 @@ func ActBuiltin(ctx context.Context, ws *Workspace, b *Builtin, at BuiltinAttemp
 	if err := writeFile(keep+".trajectory", raw); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(ws.Dir); err != nil {
-		act.Refused = "the agent removed its workspace"
-		return act, nil
-	}
-	files, err := ws.Files()
-	if errors.Is(err, ErrRefused) {
-		act.Refused = err.Error()
-		return act, nil
-	} else if err != nil {
-		return nil, err
-	}
-	act.Files = files
-	return act, nil
+	return readBack(ws, act)
 }
 
 // wsBox is the loop's box: commands in the container, files written on the host side

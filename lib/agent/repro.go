@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -94,8 +95,59 @@ func (s *ReproServer) Env(command string) ([]string, error) {
 	return []string{EnvRepro + "=" + script, EnvReproURL + "=http://" + s.ln.Addr().String() + "/repro", EnvReproToken + "=" + s.token}, nil
 }
 
-// Close stops the server.
+// Close stops the server (and the listeners opened for boxes).
 func (s *ReproServer) Close() error { return s.srv.Close() }
+
+// boxClient is ENVGAP_REPRO in a box: the box has no envgap, so it is a client of the
+// repro server in bash alone (its /dev/tcp), asking for the answer as text with the exit
+// code in a header. It exits 2 when the server cannot be asked, as envgap agent-repro.
+const boxClient = `#!/bin/bash
+# Runs repro_command on the workspace in the evaluation container (envgap run; an agent
+# in a box). A client of envgap's repro server in bash alone: the box has no envgap.
+set -u
+addr=${ENVGAP_REPRO_URL#http://}
+addr=${addr%%/*}
+if ! exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}"; then
+	echo "envgap repro: cannot reach the repro server at $addr" >&2
+	exit 2
+fi
+printf 'POST /repro HTTP/1.0\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept: text/plain\r\nContent-Length: 0\r\n\r\n' "$addr" "$ENVGAP_REPRO_TOKEN" >&3
+IFS= read -r status <&3 || { echo "envgap repro: the repro server did not answer" >&2; exit 2; }
+code=2
+while IFS= read -r line <&3; do
+	line=${line%$'\r'}
+	[ -z "$line" ] && break
+	case ${line,,} in
+	x-envgap-exit-code:*) code=${line#*:}; code=${code//[!0-9]/} ;;
+	esac
+done
+case $status in
+*" 200 "*) cat <&3; exit "${code:-2}" ;;
+*) echo "envgap repro: $status" >&2; cat <&3 >&2; exit 2 ;;
+esac
+`
+
+// BoxFileName is the repro script of an agent in a box, in the run directory.
+const BoxFileName = "repro-box"
+
+// BoxEnv opens a listener of the server on host (the address a box reaches this host at:
+// core.Box.HostAddr), writes the box's repro script into the run directory and returns
+// the variables that point an agent in the box at it (the run directory is mounted at
+// the same path in the box), with a function that closes the listener.
+func (s *ReproServer) BoxEnv(host string) ([]string, func(), error) {
+	script := filepath.Join(s.ws.RunDir, BoxFileName)
+	if err := os.WriteFile(script, []byte(boxClient), 0o755); err != nil {
+		return nil, nil, fmt.Errorf("repro script: %w", err)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("repro server for the box: %w", err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	env := []string{EnvRepro + "=" + script, EnvReproURL + "=http://" + ln.Addr().String() + "/repro", EnvReproToken + "=" + s.token}
+	return env, func() { srv.Close() }, nil
+}
 
 func (s *ReproServer) serve(w http.ResponseWriter, r *http.Request) {
 	auth := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -109,6 +161,12 @@ func (s *ReproServer) serve(w http.ResponseWriter, r *http.Request) {
 	ans, err := s.repro(s.ctx)
 	if err != nil {
 		http.Error(w, "repro could not run (an infrastructure fault, not your project): "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	if r.Header.Get("Accept") == "text/plain" {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Envgap-Exit-Code", strconv.Itoa(ans.ExitCode))
+		io.WriteString(w, ans.Output)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/egress"
@@ -21,9 +22,18 @@ type BoxSpec struct {
 	InstanceID   string
 	Image        string // the card's image name (envgap-python-eval)
 	RegistryDate string
-	// Dir is the workspace on the host, mounted at the box's working directory.
-	Dir    string
-	Limits sandbox.Limits
+	// Dir is the workspace on the host, mounted at the box's working directory
+	// (WorkDir; empty: the sandbox's default, /work).
+	Dir     string
+	WorkDir string
+	Limits  sandbox.Limits
+	// AgentImage is the engine reference of the image the box runs (an agent CLI's image
+	// built on the evaluation image, see CheckAgentImage); empty: the evaluation image.
+	// The door's allowlist is the evaluation image's either way, plus AllowHosts.
+	AgentImage string
+	// AllowHosts are further "host:port" targets the door lets through (the model API
+	// hosts of an agent CLI).
+	AllowHosts []string
 }
 
 // Box is an agent's box: a container from the task's evaluation image on the sandbox
@@ -33,6 +43,7 @@ type Box struct {
 	*sandbox.Box
 	sess *registry.Session
 	door *egress.Session
+	host string
 }
 
 // OpenBox opens a box. Close it when the attempt ends: the box is removed and the
@@ -46,12 +57,16 @@ func (c *Core) OpenBox(ctx context.Context, spec BoxSpec) (*Box, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: registry_date: %w", spec.InstanceID, err)
 	}
-	door, doorEnv, doorFiles, err := c.OpenDoor(ctx, spec.Image)
+	door, doorEnv, doorFiles, err := c.OpenDoor(ctx, spec.Image, spec.AllowHosts...)
 	if err != nil {
 		return nil, &InfraError{fmt.Errorf("%s: egress door: %w", spec.InstanceID, err)}
 	}
 	sess := c.Proxy.NewSession(cutoff)
-	b, err := op.OpenBox(ctx, sandbox.BoxSpec{Image: c.ImageRef(spec.Image), Dir: spec.Dir, SystemFiles: doorFiles,
+	image := spec.AgentImage
+	if image == "" {
+		image = c.ImageRef(spec.Image)
+	}
+	b, err := op.OpenBox(ctx, sandbox.BoxSpec{Image: image, Dir: spec.Dir, WorkDir: spec.WorkDir, SystemFiles: doorFiles,
 		Env: append(sess.Env(c.ProxyURL), doorEnv...), Network: sandbox.NetworkDefault, Limits: spec.Limits,
 		Labels: map[string]string{"org.envgap.instance": spec.InstanceID, "org.envgap.side": "agent"}})
 	if err != nil {
@@ -61,7 +76,42 @@ func (c *Core) OpenBox(ctx context.Context, spec BoxSpec) (*Box, error) {
 		}
 		return nil, &InfraError{fmt.Errorf("%s: agent box: %w", spec.InstanceID, err)}
 	}
-	return &Box{Box: b, sess: sess, door: door}, nil
+	return &Box{Box: b, sess: sess, door: door, host: egress.HostOf(c.ProxyURL)}, nil
+}
+
+// HostAddr is the address the box reaches this host at (where the registry proxy and
+// the door listen): a server for the box listens there.
+func (b *Box) HostAddr() string { return b.host }
+
+// ErrNotBuiltOn is returned (wrapped) by CheckAgentImage for an agent image that is not
+// built on the evaluation image.
+var ErrNotBuiltOn = errors.New("not built on the evaluation image")
+
+// LayerReader is a Runner that lists an image's layers (the sandbox's Engine is one).
+type LayerReader interface {
+	ImageLayers(ctx context.Context, ref string) ([]string, error)
+}
+
+// CheckAgentImage checks that an agent image (an engine reference) is on the engine and
+// built on a card image (FROM it: its layers start with the card image's), so that the
+// agent acts on what scoring runs on.
+func (c *Core) CheckAgentImage(ctx context.Context, agentRef, cardImage string) error {
+	lr, ok := c.Runner.(LayerReader)
+	if !ok {
+		return errors.New("this engine runner cannot list image layers")
+	}
+	base, err := lr.ImageLayers(ctx, c.ImageRef(cardImage))
+	if err != nil {
+		return err
+	}
+	layers, err := lr.ImageLayers(ctx, agentRef)
+	if err != nil {
+		return err
+	}
+	if len(layers) < len(base) || !slices.Equal(layers[:len(base)], base) {
+		return fmt.Errorf("%s: %w %s (%s): build it FROM %s", agentRef, ErrNotBuiltOn, cardImage, c.ImageRef(cardImage), c.ImageRef(cardImage))
+	}
+	return nil
 }
 
 // Refused returns the connections the door refused so far.

@@ -275,8 +275,9 @@ func (c *Core) Allowlist(ctx context.Context, name string) ([]string, error) {
 // with the environment and files that send the container's clients through it (the
 // registry proxy stays direct). With no Door it returns a nil session and nothing to
 // add. The caller closes the session when the container is gone; its record lists the
-// refused connections. Agent boxes use it as runs do.
-func (c *Core) OpenDoor(ctx context.Context, image string) (*egress.Session, []string, []sandbox.File, error) {
+// refused connections. Agent boxes use it as runs do, with extra further "host:port"
+// targets (an agent CLI's model API hosts).
+func (c *Core) OpenDoor(ctx context.Context, image string, extra ...string) (*egress.Session, []string, []sandbox.File, error) {
 	if c.Door == nil {
 		return nil, nil, nil, nil
 	}
@@ -284,7 +285,7 @@ func (c *Core) OpenDoor(ctx context.Context, image string) (*egress.Session, []s
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	s, err := c.Door.Open(allow)
+	s, err := c.Door.Open(append(slices.Clip(allow), extra...))
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -69,7 +69,9 @@ type Options struct {
 	// Builtin is envgap's own model agent (propose --agent openai|bedrock), acting in a
 	// box; when set, Agent is ignored and Runner must open boxes (agent.BoxOpener).
 	Builtin *agent.Builtin
-	Timeout time.Duration
+	// Contained runs the agent command in a box (--agent-image); nil: on this host.
+	Contained *agent.Contained
+	Timeout   time.Duration
 	// IDs restricts the run to these candidates; empty: every Reported candidate whose
 	// failure reproduces and that has no fix.
 	IDs []string
@@ -306,6 +308,10 @@ func ask(ctx context.Context, tg target, opts Options) (*schemas.Proposal, error
 		return nil, err
 	}
 	defer os.RemoveAll(runDir)
+	// Absolute: a box mounts the run directory at its own path.
+	if runDir, err = filepath.Abs(runDir); err != nil {
+		return nil, err
+	}
 	ws, err := agent.Prepare(ctx, &t, runDir, opts.Materialize)
 	if err != nil {
 		return nil, err
@@ -327,17 +333,12 @@ func ask(ctx context.Context, tg target, opts Options) (*schemas.Proposal, error
 	commandsFile := filepath.Join(runDir, commandsName)
 	env := []string{EnvFailureLog + "=" + filepath.Join(runDir, failureLogName), EnvRecipeFile + "=" + filepath.Join(runDir, recipeName),
 		EnvCommandsFile + "=" + commandsFile}
-	if opts.ReproCommand != "" {
-		srv, err := agent.StartRepro(ctx, ws, agent.ReproConfig{Runner: opts.Runner, Store: opts.Store, Limits: opts.Limits})
-		if err != nil {
+	var repro *agent.ReproServer
+	if opts.ReproCommand != "" && opts.Builtin == nil {
+		if repro, err = agent.StartRepro(ctx, ws, agent.ReproConfig{Runner: opts.Runner, Store: opts.Store, Limits: opts.Limits}); err != nil {
 			return nil, err
 		}
-		defer srv.Close()
-		extra, err := srv.Env(opts.ReproCommand)
-		if err != nil {
-			return nil, err
-		}
-		env = append(env, extra...)
+		defer repro.Close()
 	}
 	// The agent's output is kept outside its run directory (which it may not write).
 	keepDir, err := os.MkdirTemp(work, "propose-out-*")
@@ -362,7 +363,12 @@ func ask(ctx context.Context, tg target, opts Options) (*schemas.Proposal, error
 			Context: fmt.Sprintf("This failure was reproduced in a clean container. Its failing log:\n%s\nThe commands it ran (the task's recipe):\n%s", log, recipe)}
 		act, err = agent.ActBuiltin(ctx, ws, opts.Builtin, at, keep)
 	} else {
-		act, err = agent.Act(ctx, ws, agent.ActOptions{Command: opts.Agent, Env: env, Timeout: opts.Timeout, Keep: keep, Writable: []string{commandsFile}})
+		var box *agent.BoxRun
+		if box, err = opts.Contained.Box(ctx, &t, opts.Runner, opts.Limits); err != nil {
+			return nil, err
+		}
+		act, err = agent.Act(ctx, ws, agent.ActOptions{Command: opts.Agent, Env: env, Timeout: opts.Timeout, Keep: keep, Writable: []string{commandsFile},
+			Repro: repro, ReproCommand: opts.ReproCommand, Box: box})
 	}
 	if err != nil {
 		return nil, err

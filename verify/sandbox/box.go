@@ -101,6 +101,11 @@ func (b *Box) ID() string { return b.id }
 // which kills the whole container (then the box is gone: ErrBoxGone next time). Output
 // is captured as Run's steps are (head and tail kept past Limits.OutputBytes).
 func (b *Box) Exec(ctx context.Context, command string, timeout time.Duration) (StepResult, error) {
+	return b.ExecEnv(ctx, command, timeout, nil)
+}
+
+// ExecEnv is Exec with env (KEY=VALUE) added to the command's environment.
+func (b *Box) ExecEnv(ctx context.Context, command string, timeout time.Duration, env []string) (StepResult, error) {
 	if b.dead {
 		return StepResult{}, ErrBoxGone
 	}
@@ -110,7 +115,7 @@ func (b *Box) Exec(ctx context.Context, command string, timeout time.Duration) (
 	secs := int((timeout + time.Second - 1) / time.Second)
 	spec := b.spec
 	spec.Shell = []string{"timeout", "-k", "5", strconv.Itoa(secs), "bash", "-c"}
-	sr, err := b.e.step(ctx, b.ct, b.id, spec, Step{Name: "box", Command: command, Timeout: timeout + 20*time.Second})
+	sr, err := b.e.step(ctx, b.ct, b.id, spec, Step{Name: "box", Command: command, Timeout: timeout + 20*time.Second, Env: env})
 	if err != nil {
 		return sr, err
 	}

@@ -159,7 +159,7 @@ func (e *Engine) step(ctx context.Context, ct time.Duration, id string, spec Spe
 	var ex container.ExecCreateResponse
 	err := e.call(ctx, ct, limit, "creating exec", func(ctx context.Context) (err error) {
 		ex, err = e.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
-			Cmd: cmd, AttachStdout: true, AttachStderr: true, WorkingDir: spec.WorkDir,
+			Cmd: cmd, AttachStdout: true, AttachStderr: true, WorkingDir: spec.WorkDir, Env: st.Env,
 		})
 		return err
 	})

@@ -160,6 +160,8 @@ type Step struct {
 	Name    string
 	Command string
 	Timeout time.Duration
+	// Env is added to this step's environment (KEY=VALUE, after the Spec's).
+	Env []string
 }
 
 // Network modes of a Spec.

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/envgap/envgap/schemas"
+	"github.com/envgap/envgap/verify/registry"
+)
+
+// buildAgentImage builds an image FROM a card image with a marker file (what a user does
+// to put an agent CLI in the box) and returns its reference; it is removed after the test.
+func buildAgentImage(t *testing.T, card string) string {
+	t.Helper()
+	dir := t.TempDir()
+	ref := fmt.Sprintf("localhost/envgap-test-agent:%d", time.Now().UnixNano())
+	df := "FROM " + schemas.ImageRef(card) + "\nCOPY marker /opt/test-agent/marker\n"
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "marker"), []byte("the agent image\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("docker", "build", "-q", "-t", ref, dir)
+	cmd.Env = append(os.Environ(), "DOCKER_BUILDKIT=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("docker build: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("docker", "rmi", "-f", ref).Run() })
+	return ref
+}
+
+// TestRunAgentInBox: an agent command with --agent-image runs in a box from the agent
+// image on the workspace: the protocol's files and $ENVGAP_REPRO work there, the door lets
+// through an --allow-host host and refuses GitHub (counted in the result and the
+// trajectory), the feedback reaches attempt 2, and no box is left. An image not built on
+// the task's evaluation image, or --allow-host alone, is refused before any container.
+func TestRunAgentInBox(t *testing.T) {
+	requireEngine(t, "envgap-python-eval", "envgap-javascript-eval")
+	w := newEvalWorld(t)
+	store := filepath.Join(t.TempDir(), "store")
+	res := t.TempDir()
+	work := t.TempDir()
+	img := buildAgentImage(t, "envgap-python-eval")
+	npmURL, err := registry.NPMConfigRegistry(context.Background())
+	if err != nil {
+		t.Fatalf("the npm client's registry (the host the box is allowed to reach): %v", err)
+	}
+	u, err := url.Parse(npmURL)
+	if err != nil || u.Scheme != "https" {
+		t.Fatalf("npm registry %q: want an https URL", npmURL)
+	}
+	allowed := "https://" + u.Host + "/"
+
+	agentCmd := `set -e
+test -f /opt/test-agent/marker
+test "$(pwd)" = "$ENVGAP_WORKSPACE"
+if [ "$ENVGAP_ATTEMPT" = 1 ]; then
+  grep -q '"repro_command"' "$ENVGAP_TASK_FILE"
+  "$ENVGAP_REPRO" > "$HOME/repro.txt"
+  grep -q '=== repro exited 0' "$HOME/repro.txt"
+  python3 - <<'PY'
+import urllib.request
+for url in ["` + allowed + `", "https://github.com/envgap/envgap"]:
+    try:
+        urllib.request.urlopen(url, timeout=30)
+        print("reached", url)
+    except Exception as e:
+        print("refused", url, type(e).__name__)
+PY
+  echo 'tabulate==0.9.2' > requirements.txt
+else
+  grep -q 'No matching distribution found for tabulate==0.9.2' "$ENVGAP_FEEDBACK_FILE"
+  echo 'tabulate==0.9.0' > requirements.txt
+fi
+echo '[{"action": "edit requirements.txt"}]' > "$ENVGAP_TRAJECTORY_FILE"`
+	out, err := w.runAgent(t, store, agentCmd, filepath.Join(res, "box"), "--max-attempts", "3", "--work-dir", work,
+		"--agent-image", img, "--allow-host", u.Host)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	rf, err := readFolder(t, filepath.Join(res, "box"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rf) != 2 || rf[0].Resolved || rf[0].Status != schemas.EvalUnresolved || !rf[1].Resolved || rf[1].Attempt != 2 {
+		t.Fatalf("box: %+v", rf)
+	}
+	if a := rf[0].Agent; a == nil || a.AgentImage != img || a.ExitCode != 0 || a.RefusedConnections < 1 {
+		t.Fatalf("attempt 1 agent: %+v", a)
+	}
+	stdout, err := os.ReadFile(filepath.Join(res, "box", "agent", evalControl, "run-1", "attempt-1.stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(stdout), "reached "+allowed) || !strings.Contains(string(stdout), "refused https://github.com/envgap/envgap") {
+		t.Errorf("the box's network, as the agent saw it:\n%s", stdout)
+	}
+	if rf[0].Trajectory != "inspected (steps)" {
+		t.Errorf("trajectory: %q", rf[0].Trajectory)
+	}
+	logs, _ := os.ReadFile(filepath.Join(res, "box", schemas.EvalLogsDir, evalControl+".log"))
+	if !bytes.Contains(logs, []byte("in a box from "+img)) {
+		t.Errorf("the log does not say the agent ran in a box:\n%s", logs)
+	}
+	if boxes := agentBoxesUnder(t, work); len(boxes) != 0 {
+		t.Errorf("boxes left behind: %v", boxes)
+	}
+
+	// Refused before any container: an image not built on the task's evaluation image,
+	// --allow-host without --agent-image, --agent-image with a built-in agent.
+	runs := countRuns(t, store)
+	for _, extra := range [][]string{
+		{"--agent-image", schemas.ImageRef("envgap-javascript-eval")},
+		{"--allow-host", u.Host},
+		{"--agent-image", "envgap-python-eval=localhost/envgap-no-such-image:latest"},
+	} {
+		out, err := w.runAgent(t, store, "true", filepath.Join(res, "refused"), append([]string{"--max-attempts", "1"}, extra...)...)
+		if exitCode(err) != 2 {
+			t.Errorf("%v: exit %d (%v), want 2\n%s", extra, exitCode(err), err, out)
+		}
+	}
+	if n := countRuns(t, store); n != runs {
+		t.Errorf("refused runs ran %d containers", n-runs)
+	}
+	if _, err := os.Stat(filepath.Join(res, "refused", schemas.EvalSummaryFile)); err == nil {
+		t.Error("a refused run wrote a result folder")
+	}
+}
