@@ -58,27 +58,21 @@ func (b *builtinFlags) add(c *cobra.Command) {
 	fl.Float64Var(&b.PriceIn, "price-in", 0, "USD per million input tokens (cost_usd; overrides --prices)")
 	fl.Float64Var(&b.PriceOut, "price-out", 0, "USD per million output tokens")
 	fl.StringVar(&b.Prices, "prices", "", `a prices file: {"MODEL": {"in_per_mtok": X, "out_per_mtok": Y}, ...}`)
-	fl.StringArrayVar(&b.AgentImages, "agent-image", nil, "run the agent command in a box from this image, built FROM the tasks' evaluation image (IMAGE, or EVAL-IMAGE=IMAGE per evaluation image; repeatable)")
-	fl.StringArrayVar(&b.AllowHosts, "allow-host", nil, "with --agent-image: a host the box may reach besides the registries, e.g. the agent's model API (HOST or HOST:PORT, default port 443; repeatable)")
+	addContainedFlags(c, &b.AgentImages, &b.AllowHosts)
+}
+
+// addContainedFlags adds --agent-image and --allow-host.
+func addContainedFlags(c *cobra.Command, images, hosts *[]string) {
+	c.Flags().StringArrayVar(images, "agent-image", nil, "run the agent command in a box from this image, built FROM the tasks' evaluation image (IMAGE, or EVAL-IMAGE=IMAGE per evaluation image; repeatable)")
+	c.Flags().StringArrayVar(hosts, "allow-host", nil, "with --agent-image: a host the box may reach besides the registries, e.g. the agent's model API (HOST or HOST:PORT, default port 443; repeatable)")
 }
 
 func isBuiltin(a string) bool { return a == agentOpenAI || a == agentBedrock }
 
 // check refuses bad flags before anything starts.
 func (b *builtinFlags) checkBuiltin(agentName string) error {
-	if len(b.AllowHosts) > 0 && len(b.AgentImages) == 0 {
-		return usageError{errors.New("--allow-host goes with --agent-image (it opens the box's door to a host)")}
-	}
-	if len(b.AgentImages) > 0 {
-		switch {
-		case isBuiltin(agentName):
-			return usageError{fmt.Errorf("--agent-image is for an agent command: --agent %s acts in a box from the task's evaluation image", agentName)}
-		case agentName == "noop" || agentName == "gold":
-			return usageError{fmt.Errorf("--agent-image is for an agent command, not --agent %s", agentName)}
-		}
-		if _, err := agent.ParseAllowHosts(b.AllowHosts); err != nil {
-			return usageError{err}
-		}
+	if err := checkContainedFlags(agentName, b.AgentImages, b.AllowHosts); err != nil {
+		return err
 	}
 	if !isBuiltin(agentName) {
 		if b.Model != "" || b.BaseURL != "" || b.Region != "" {
@@ -159,36 +153,39 @@ func (b *builtinFlags) agent(ctx context.Context, name string, f *factory) (*age
 }
 
 // contained returns how an agent command runs in a box (nil: on this host, said on
-// stderr), its images checked against the tasks' evaluation images on the engine before
-// anything starts. With tasks nil (propose: the candidates are chosen later) every
-// evaluation image may be named, and each box checks its image when it opens.
-func (b *builtinFlags) contained(ctx context.Context, f *factory, agentName string, tasks []schemas.Task, checker agent.ImageChecker) (*agent.Contained, error) {
+// stderr); see containedOn. cards are the tasks' evaluation images (nil: any, checked
+// when each box opens).
+func (b *builtinFlags) contained(ctx context.Context, f *factory, agentName string, cards []string, checker agent.ImageChecker) (*agent.Contained, error) {
 	if isBuiltin(agentName) || agentName == "noop" || agentName == "gold" {
 		return nil, nil
 	}
-	if len(b.AgentImages) == 0 {
+	return containedOn(ctx, f, b.AgentImages, b.AllowHosts, cards, checker)
+}
+
+// containedOn reads --agent-image and --allow-host for an agent command: nil (and a word
+// on stderr that it is not contained) without images; else the images, each checked on
+// the engine before anything starts to be built on the evaluation images it serves (cards;
+// nil: any evaluation image may be named, and each box checks its image when it opens).
+func containedOn(ctx context.Context, f *factory, imageFlags, hostFlags, cards []string, checker agent.ImageChecker) (*agent.Contained, error) {
+	if len(imageFlags) == 0 {
 		fmt.Fprintln(f.Err, "envgap: the agent command runs on this host, not contained: it has your privileges and network (the live registries, the project's later history); give --agent-image IMAGE to run it in a box (docs/agents.md)")
 		return nil, nil
 	}
-	cards := agent.CardImages(tasks)
-	if tasks == nil {
-		cards = nil
+	known := cards
+	if known == nil {
 		for _, e := range schemas.Ecosystems {
-			cards = append(cards, e.Image())
+			known = append(known, e.Image())
 		}
 	}
-	images, err := agent.ParseAgentImages(b.AgentImages, cards)
+	images, err := agent.ParseAgentImages(imageFlags, known)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	hosts, err := agent.ParseAllowHosts(b.AllowHosts)
+	hosts, err := agent.ParseAllowHosts(hostFlags)
 	if err != nil {
 		return nil, usageError{err}
 	}
 	c := &agent.Contained{Images: images, AllowHosts: hosts}
-	if tasks == nil {
-		return c, nil
-	}
 	for _, card := range cards {
 		img := c.ImageFor(card)
 		if img == "" {
@@ -201,6 +198,27 @@ func (b *builtinFlags) contained(ctx context.Context, f *factory, agentName stri
 		}
 	}
 	return c, nil
+}
+
+// checkContainedFlags refuses --allow-host without --agent-image, and --agent-image for
+// an agent that is not a command.
+func checkContainedFlags(agentName string, images, hosts []string) error {
+	if len(hosts) > 0 && len(images) == 0 {
+		return usageError{errors.New("--allow-host goes with --agent-image (it opens the box's door to a host)")}
+	}
+	if len(images) == 0 {
+		return nil
+	}
+	switch {
+	case isBuiltin(agentName):
+		return usageError{fmt.Errorf("--agent-image is for an agent command: --agent %s acts in a box from the task's evaluation image", agentName)}
+	case agentName == "noop" || agentName == "gold":
+		return usageError{fmt.Errorf("--agent-image is for an agent command, not --agent %s", agentName)}
+	}
+	if _, err := agent.ParseAllowHosts(hosts); err != nil {
+		return usageError{err}
+	}
+	return nil
 }
 
 // reachable dials the URL's host and port.

@@ -151,7 +151,7 @@ func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
 		return err
 	}
 	defer sess.Close()
-	contained, err := opts.builtinFlags.contained(c.Context(), f, opts.Agent, tasks, sess.Stage)
+	contained, err := opts.builtinFlags.contained(c.Context(), f, opts.Agent, agent.CardImages(tasks), sess.Stage)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -16,18 +17,28 @@ import (
 	"github.com/envgap/envgap/verify/registry"
 )
 
-// buildAgentImage builds an image FROM a card image with a marker file (what a user does
-// to put an agent CLI in the box) and returns its reference; it is removed after the test.
-func buildAgentImage(t *testing.T, card string) string {
+// buildAgentImage builds an image FROM a card image with a marker file and the given
+// files in /opt/test-agent/ (what a user does to put an agent CLI in the box) and returns
+// its reference; it is removed after the test.
+func buildAgentImage(t *testing.T, card string, files map[string][]byte) string {
 	t.Helper()
 	dir := t.TempDir()
 	ref := fmt.Sprintf("localhost/envgap-test-agent:%d", time.Now().UnixNano())
-	df := "FROM " + schemas.ImageRef(card) + "\nCOPY marker /opt/test-agent/marker\n"
+	df := "FROM " + schemas.ImageRef(card) + "\nCOPY files/ /opt/test-agent/\n"
 	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "marker"), []byte("the agent image\n"), 0o644); err != nil {
+	if files == nil {
+		files = map[string][]byte{}
+	}
+	files["marker"] = []byte("the agent image\n")
+	if err := os.MkdirAll(filepath.Join(dir, "files"), 0o755); err != nil {
 		t.Fatal(err)
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, "files", name), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cmd := exec.Command("docker", "build", "-q", "-t", ref, dir)
 	cmd.Env = append(os.Environ(), "DOCKER_BUILDKIT=0")
@@ -49,7 +60,7 @@ func TestRunAgentInBox(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "store")
 	res := t.TempDir()
 	work := t.TempDir()
-	img := buildAgentImage(t, "envgap-python-eval")
+	img := buildAgentImage(t, "envgap-python-eval", nil)
 	npmURL, err := registry.NPMConfigRegistry(context.Background())
 	if err != nil {
 		t.Fatalf("the npm client's registry (the host the box is allowed to reach): %v", err)
@@ -133,5 +144,48 @@ echo '[{"action": "edit requirements.txt"}]' > "$ENVGAP_TRAJECTORY_FILE"`
 	}
 	if _, err := os.Stat(filepath.Join(res, "refused", schemas.EvalSummaryFile)); err == nil {
 		t.Error("a refused run wrote a result folder")
+	}
+}
+
+// TestStudyRunInBox: study run's command agent with --agent-image runs each turn in a box
+// from the agent image (the demo's scripted study agent is only in the image): the Python
+// Merkle project fails at Gen, the error goes back, and the repair in the box makes it run.
+func TestStudyRunInBox(t *testing.T) {
+	requireEngine(t, "envgap-python-eval")
+	script, err := os.ReadFile("../../data/demo/agents/study-agent.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := buildAgentImage(t, "envgap-python-eval", map[string][]byte{"study-agent.sh": script})
+	w := newEvalWorld(t) // its PyPI serves the tabulate the repair adds
+	out := filepath.Join(t.TempDir(), "study")
+	got, err := runCLI(t, "--store", filepath.Join(t.TempDir(), "store"), "study", "run", "--agent", "test -f /opt/test-agent/marker && bash /opt/test-agent/study-agent.sh",
+		"--agent-name", "boxed", "--languages", "python", "--only", "48", "--max-repairs", "2", "--out", out, "--problems", "../../data/problems.json",
+		"--agent-image", "envgap-python-eval="+img, "--pypi-upstream", w.pypi+"/simple/")
+	if err != nil {
+		t.Fatalf("study run: %v\n%s", err, got)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "boxed/python-t1/p48/meta.json"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, got)
+	}
+	var meta struct {
+		Worked bool `json:"worked_first_time"`
+		Made   bool `json:"made_to_work"`
+		Rounds int  `json:"repair_rounds"`
+	}
+	if err := json.Unmarshal(b, &meta); err != nil || meta.Worked || !meta.Made || meta.Rounds != 1 {
+		t.Errorf("meta %s: %v", b, err)
+	}
+	rounds, _ := os.ReadFile(filepath.Join(out, "boxed/python-t1/p48/rounds.json"))
+	if !strings.Contains(string(rounds), "agent exited 0") {
+		t.Errorf("rounds.json:\n%s", rounds)
+	}
+	// The same with the image for another language only: refused before anything runs.
+	got, err = runCLI(t, "--store", filepath.Join(t.TempDir(), "store"), "study", "run", "--agent", "true", "--agent-name", "x",
+		"--languages", "python", "--only", "48", "--out", filepath.Join(t.TempDir(), "s2"), "--problems", "../../data/problems.json",
+		"--agent-image", "envgap-javascript-eval="+img)
+	if exitCode(err) != 2 {
+		t.Errorf("an image for another language: exit %d (%v)\n%s", exitCode(err), err, got)
 	}
 }

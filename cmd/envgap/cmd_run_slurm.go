@@ -9,6 +9,7 @@ import (
 
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/harness/run"
+	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/lib/jobs"
 	"github.com/envgap/envgap/schemas"
 	"github.com/spf13/cobra"
@@ -71,7 +72,7 @@ func (args *runWork) handler(c *cobra.Command, f *factory, _ []string, logf func
 		os.RemoveAll(work)
 		return nil, nil, err
 	}
-	contained, err := args.Builtin.contained(c.Context(), f, args.Agent, tasks, sess.Stage)
+	contained, err := args.Builtin.contained(c.Context(), f, args.Agent, agent.CardImages(tasks), sess.Stage)
 	if err != nil {
 		sess.Close()
 		os.RemoveAll(work)

@@ -184,6 +184,8 @@ type studyRunOptions struct {
 	BaseURL      string
 	Region       string
 	MaxTurns     int
+	AgentImages  []string
+	AllowHosts   []string
 	Slurm        slurmOptions
 }
 
@@ -213,7 +215,12 @@ at any OpenAI-compatible server.
 ENVGAP_STUDY_ROUND, ENVGAP_STUDY_FEEDBACK (file: the last error), ENVGAP_STUDY_ERRORS
 (folder of every error so far), ENVGAP_STUDY_LANGUAGE, ENVGAP_STUDY_PROBLEM and
 ENVGAP_RUN_COMMAND_FILE (where it may write the command that runs its program; else the
-default recipe's entry point is used).
+default recipe's entry point is used). It runs on this host unless --agent-image IMAGE is
+given (or LANGUAGE-IMAGE=IMAGE per evaluation image, e.g. envgap-python-eval=my-agent:py):
+then each turn runs in a fresh box from that image, built FROM the language's evaluation
+image (checked before anything starts), with the turn's folder mounted at its own path, the
+registries at the turn's date and the egress door, plus each --allow-host HOST[:PORT] (the
+agent CLI's model API).
 
 --slurm runs the projects not done yet as a Slurm job array (as verify --slurm): each worker
 runs a project exactly as a local run does and writes its folder into STUDY, which, like
@@ -237,6 +244,9 @@ See docs/study.md.`,
 			case opts.AgentName == "":
 				opts.AgentName = folderName(opts.Model)
 			}
+			if err := checkContainedFlags(opts.Agent, opts.AgentImages, opts.AllowHosts); err != nil {
+				return err
+			}
 			return runStudyRun(c, f, opts)
 		},
 	}
@@ -255,6 +265,7 @@ See docs/study.md.`,
 	c.Flags().StringVar(&opts.Out, "out", "", "the study folder to write (resumed when it exists)")
 	c.Flags().IntVar(&opts.Jobs, "jobs", 1, "projects run at once")
 	c.Flags().DurationVar(&opts.AgentTimeout, "agent-timeout", 30*time.Minute, "time limit of one agent turn")
+	addContainedFlags(c, &opts.AgentImages, &opts.AllowHosts)
 	opts.addFlags(c)
 	opts.Slurm.addFlags(c)
 	return c
@@ -270,6 +281,8 @@ type studyWork struct {
 	BaseURL      string                `json:"base_url,omitempty"`
 	Region       string                `json:"region,omitempty"`
 	MaxTurns     int                   `json:"max_turns,omitempty"`
+	AgentImages  []string              `json:"agent_images,omitempty"`
+	AllowHosts   []string              `json:"allow_hosts,omitempty"`
 	AgentTimeout time.Duration         `json:"agent_timeout"`
 	Languages    []schemas.Ecosystem   `json:"languages"`
 	Problems     []studylayout.Problem `json:"problems"`
@@ -352,8 +365,22 @@ func (w *studyWork) options(c *cobra.Command, f *factory, sess *verify.Session, 
 		r, err := agent.RunCommand(ctx, command, dir, env, timeout)
 		return r.ExitCode, r.TimedOut, err
 	}
-	var ag study.Agent = &study.CommandAgent{Command: w.Agent, Run: runner, Timeout: w.AgentTimeout}
-	if w.Agent == "bedrock" || w.Agent == "openai" {
+	var ag study.Agent
+	if !isBuiltin(w.Agent) {
+		var cards []string
+		for _, l := range w.Languages {
+			cards = append(cards, l.Image())
+		}
+		contained, err := containedOn(c.Context(), f, w.AgentImages, w.AllowHosts, cards, sess.Stage)
+		if err != nil {
+			return study.RunOptions{}, err
+		}
+		ca := &study.CommandAgent{Command: w.Agent, Run: runner, Timeout: w.AgentTimeout}
+		if contained != nil {
+			ca.Box = &study.CommandBox{Core: sess.Stage.Cores[0], Contained: contained, Limits: vo.Limits}
+		}
+		ag = ca
+	} else {
 		var m model.Model
 		switch w.Agent {
 		case "openai":
@@ -416,6 +443,7 @@ func runStudyRun(c *cobra.Command, f *factory, opts *studyRunOptions) error {
 	}
 	w := &studyWork{workerEngine: opts.workerEngine(opts.Jobs), Agent: opts.Agent, AgentName: opts.AgentName, Model: opts.Model,
 		BaseURL: opts.BaseURL, Region: opts.Region, MaxTurns: opts.MaxTurns, AgentTimeout: opts.AgentTimeout,
+		AgentImages: opts.AgentImages, AllowHosts: opts.AllowHosts,
 		Languages: langs, Problems: problems, Trials: opts.Trials, MaxRepairs: opts.MaxRepairs, Variant: opts.Variant, Out: opts.Out}
 	progress := func(rel string, p *study.Protocol, skipped bool) {
 		switch {

@@ -10,12 +10,10 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/lib/agent"
-	"github.com/envgap/envgap/lib/agent/model"
 	"github.com/envgap/envgap/schemas"
 	"github.com/sourcegraph/conc/pool"
 )
@@ -82,9 +80,9 @@ func Run(ctx context.Context, tasks []schemas.Task, opts Options) (*Outcome, err
 	out := &Outcome{Logs: map[string][]byte{}}
 	var mu sync.Mutex
 	logs := map[string]*bytes.Buffer{}
-	// giveUp holds a provider fault that no other task can escape (credentials, unknown
-	// model): the tasks not yet started get it as their fault, without a box.
-	var giveUp atomic.Value
+	// A provider fault that no other task can escape (credentials, unknown model): the
+	// tasks not yet started get it as their fault, without a box.
+	var giveUp agent.GiveUp
 	p := pool.New().WithContext(ctx).WithMaxGoroutines(opts.Jobs)
 	for i := range tasks {
 		for k := 1; k <= opts.K; k++ {
@@ -104,16 +102,11 @@ func Run(ctx context.Context, tasks []schemas.Task, opts Options) (*Outcome, err
 				}
 				var err error
 				if !kept {
-					if stop, _ := giveUp.Load().(*agent.ProviderError); stop != nil {
+					if stop := giveUp.Held(); stop != nil {
 						err = stop // the provider refused the credentials or the model: the same for every task
 					} else {
 						rs, err = runOne(ctx, t, k, opts, &log)
-						var pe *agent.ProviderError
-						if errors.As(err, &pe) {
-							if k, _ := model.KindOf(pe.Err); k == model.Auth || k == model.UnknownModel {
-								giveUp.CompareAndSwap(nil, pe)
-							}
-						}
+						giveUp.Note(err)
 					}
 				}
 				mu.Lock()

@@ -13,9 +13,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/lib/studylayout"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/core"
+	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // Turn is one agent interaction of the protocol: Gen (round 0) or a Repair round.
@@ -64,12 +66,57 @@ const (
 // protocol's runner (lib/agent.RunCommand).
 type CommandRunner func(ctx context.Context, command, dir string, env []string, timeout time.Duration) (exit int, timedOut bool, err error)
 
-// CommandAgent is an agent command run on the host in the workspace, one process per turn,
-// with the ENVGAP_STUDY_* variables above.
+// CommandAgent is an agent command run in the workspace, one process per turn, with the
+// ENVGAP_STUDY_* variables above: on the host (Run), or in a box per turn (Box).
 type CommandAgent struct {
 	Command string
 	Run     CommandRunner
 	Timeout time.Duration
+	// Box, when set, runs each turn in a fresh box instead of on the host.
+	Box *CommandBox
+}
+
+// CommandBox runs a command agent's turns in boxes (study run --agent-image): a container
+// per turn from the agent image of the turn's language (built on its evaluation image),
+// with the turn's folder (the workspace and the agent's folder) mounted at its own path,
+// the registries at the turn's date, and the evaluation image's door plus the allowed
+// hosts.
+type CommandBox struct {
+	Core      *core.Core
+	Contained *agent.Contained
+	Limits    sandbox.Limits
+	Now       func() time.Time
+}
+
+// run runs the turn's command in a box; it returns the exit code, whether it timed out,
+// and the connections the door refused.
+func (b *CommandBox) run(ctx context.Context, t Turn, command string, env []string, timeout time.Duration) (int, bool, int, error) {
+	now := time.Now
+	if b.Now != nil {
+		now = b.Now
+	}
+	// The turn's paths hold in the box as they are: its folder is mounted at its own path.
+	root := filepath.Dir(t.Workspace)
+	if !filepath.IsAbs(t.Workspace) || filepath.Dir(t.Dir) != root {
+		return 0, false, 0, fmt.Errorf("a box needs the workspace %s absolute, with the agent's folder %s beside it", t.Workspace, t.Dir)
+	}
+	card := t.Language.Image()
+	img, err := b.Contained.Image(ctx, card, b.Core)
+	if err != nil {
+		return 0, false, 0, err
+	}
+	res, refused, err := agent.RunInBox(ctx, agent.BoxCommand{Opener: b.Core,
+		Spec: core.BoxSpec{InstanceID: fmt.Sprintf("study:%s-p%d-r%d", t.Language, t.Problem.Number, t.Round), Image: card,
+			RegistryDate: now().UTC().Format(time.RFC3339), Dir: root, WorkDir: root, AgentImage: img, AllowHosts: b.Contained.AllowHosts, Limits: b.Limits},
+		Dir: t.Workspace, Command: command, Env: env, Timeout: timeout})
+	if err != nil {
+		return 0, false, 0, err
+	}
+	n := 0
+	for _, r := range refused {
+		n += r.Count
+	}
+	return res.ExitCode, res.TimedOut, n, nil
 }
 
 // Turn runs the command once.
@@ -103,13 +150,25 @@ func (a *CommandAgent) Turn(ctx context.Context, t Turn) (TurnResult, error) {
 		EnvTrajectoryFile + "=" + filepath.Join(t.Dir, "trajectory.jsonl"),
 		envHome + "=" + home, "TMPDIR=" + home,
 	}
-	exit, timedOut, err := a.Run(ctx, a.Command, t.Workspace, env, a.Timeout)
+	var (
+		exit, refused int
+		timedOut      bool
+		err           error
+	)
+	if a.Box != nil {
+		exit, timedOut, refused, err = a.Box.run(ctx, t, a.Command, env, a.Timeout)
+	} else {
+		exit, timedOut, err = a.Run(ctx, a.Command, t.Workspace, env, a.Timeout)
+	}
 	if err != nil {
 		return TurnResult{}, fmt.Errorf("agent command: %w", err)
 	}
 	res := TurnResult{Note: fmt.Sprintf("agent exited %d", exit)}
 	if timedOut {
 		res.Note = fmt.Sprintf("agent timed out after %s", a.Timeout)
+	}
+	if refused > 0 {
+		res.Note += fmt.Sprintf("; the box's door refused %d connection(s)", refused)
 	}
 	if b, err := os.ReadFile(runFile); err == nil {
 		res.RunCommand = strings.TrimSpace(string(b))

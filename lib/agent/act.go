@@ -157,18 +157,63 @@ func protocolEnv(ws *Workspace, dir string, extra []string) []string {
 // stderr are one stream in a box, kept as stdout), the connections the door refused, and
 // the run directory's state before the command ran.
 func actInBox(ctx context.Context, ws *Workspace, o ActOptions) (CommandResult, []schemas.ConnectionCount, map[string][32]byte, error) {
-	var res CommandResult
 	abs, err := absWorkspace(ws)
 	if err != nil {
-		return res, nil, nil, err
+		return CommandResult{}, nil, nil, err
 	}
-	lim := o.Box.Limits
-	lim.StepTimeout, lim.OutputBytes = o.Timeout, MaxAgentOutput
 	t := ws.Task
-	box, err := o.Box.Opener.OpenBox(ctx, core.BoxSpec{InstanceID: t.InstanceID, Image: core.TaskRecipe(t).Image, RegistryDate: t.RegistryDate,
-		Dir: abs.RunDir, WorkDir: abs.RunDir, AgentImage: o.Box.Image, AllowHosts: o.Box.AllowHosts, Limits: lim})
+	var before map[string][32]byte
+	res, refused, err := RunInBox(ctx, BoxCommand{Opener: o.Box.Opener,
+		Spec: core.BoxSpec{InstanceID: t.InstanceID, Image: core.TaskRecipe(t).Image, RegistryDate: t.RegistryDate,
+			Dir: abs.RunDir, WorkDir: abs.RunDir, AgentImage: o.Box.Image, AllowHosts: o.Box.AllowHosts, Limits: o.Box.Limits},
+		Dir: abs.Dir, Command: o.Command, Env: protocolEnv(abs, abs.Dir, o.Env), Timeout: o.Timeout,
+		Ready: func(box *core.Box) ([]string, func(), error) {
+			var env []string
+			stop := func() {}
+			if o.Repro != nil {
+				var err error
+				if env, stop, err = o.Repro.BoxEnv(box.HostAddr()); err != nil {
+					return nil, nil, err
+				}
+			}
+			b, err := runDirState(ws)
+			if err != nil {
+				stop()
+				return nil, nil, err
+			}
+			before = b
+			return env, stop, nil
+		}})
+	return res, refused, before, err
+}
+
+// BoxCommand is one run of an agent command in a fresh box.
+type BoxCommand struct {
+	Opener BoxOpener
+	// Spec is the box (its Limits' StepTimeout and OutputBytes are set from Timeout and
+	// MaxAgentOutput).
+	Spec core.BoxSpec
+	// Dir is the command's working directory in the box (absolute).
+	Dir     string
+	Command string // run with sh -c
+	Env     []string
+	Timeout time.Duration
+	// Ready, when set, is called once the box is open, before the command runs: it returns
+	// more environment and a function called when the command has ended.
+	Ready func(box *core.Box) ([]string, func(), error)
+}
+
+// RunInBox opens bc's box, runs the command in it and removes the box; it returns what
+// the command did (its output, stdout and stderr as one stream, in Stdout) and the
+// connections the box's door refused. A command that outlives Timeout is stopped
+// (TimedOut); an error is a fault of the harness.
+func RunInBox(ctx context.Context, bc BoxCommand) (CommandResult, []schemas.ConnectionCount, error) {
+	var res CommandResult
+	spec := bc.Spec
+	spec.Limits.StepTimeout, spec.Limits.OutputBytes = bc.Timeout, MaxAgentOutput
+	box, err := bc.Opener.OpenBox(ctx, spec)
 	if err != nil {
-		return res, nil, nil, err
+		return res, nil, err
 	}
 	closed := false
 	closeBox := func() ([]schemas.ConnectionCount, error) {
@@ -179,40 +224,36 @@ func actInBox(ctx context.Context, ws *Workspace, o ActOptions) (CommandResult, 
 		return box.Close()
 	}
 	defer closeBox()
-	env := protocolEnv(abs, abs.Dir, o.Env)
-	if o.Repro != nil {
-		renv, stop, err := o.Repro.BoxEnv(box.HostAddr())
+	env := bc.Env
+	if bc.Ready != nil {
+		more, done, err := bc.Ready(box)
 		if err != nil {
-			return res, nil, nil, err
+			return res, nil, err
 		}
-		defer stop()
-		env = append(env, renv...)
-	}
-	before, err := runDirState(ws)
-	if err != nil {
-		return res, nil, nil, err
+		defer done()
+		env = append(append([]string{}, env...), more...)
 	}
 	start := time.Now()
-	sr, err := box.ExecEnv(ctx, "cd "+shell.Quote(abs.Dir)+" && exec /bin/sh -c "+shell.Quote(o.Command), o.Timeout, env)
+	sr, err := box.ExecEnv(ctx, "cd "+shell.Quote(bc.Dir)+" && exec /bin/sh -c "+shell.Quote(bc.Command), bc.Timeout, env)
 	res.Duration = time.Since(start)
 	switch {
 	case errors.Is(err, sandbox.ErrBoxGone):
 		res.TimedOut, res.ExitCode = true, 137
 	case err != nil:
 		if ctx.Err() != nil {
-			return res, nil, nil, ctx.Err()
+			return res, nil, ctx.Err()
 		}
-		return res, nil, nil, err
+		return res, nil, err
 	default:
 		res.ExitCode = sr.ExitCode
-		res.TimedOut = sr.TimedOut && res.Duration >= o.Timeout
+		res.TimedOut = sr.TimedOut && res.Duration >= bc.Timeout
 	}
 	res.Stdout, res.StdoutSize = sr.Output, sr.OutputSize
 	refused, err := closeBox()
 	if err != nil {
-		return res, nil, nil, err
+		return res, nil, err
 	}
-	return res, refused, before, nil
+	return res, refused, nil
 }
 
 // absWorkspace is ws with absolute paths (the box mounts them).

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/envgap/envgap/data"
@@ -44,6 +45,25 @@ func (e *ProviderError) Error() string {
 	return fmt.Sprintf("model provider fault, not an attempt: %v; %s", e.Err, model.Advice(e.Err))
 }
 func (e *ProviderError) Unwrap() error { return e.Err }
+
+// GiveUp holds the first provider fault that no other task can escape: the provider
+// refused the credentials or does not know the model. Once it holds one, every run not
+// yet started gets it as its fault, without opening a box (run, propose). The zero value
+// holds none; it is safe for concurrent use.
+type GiveUp struct{ held atomic.Pointer[ProviderError] }
+
+// Held returns the fault held, or nil.
+func (g *GiveUp) Held() *ProviderError { return g.held.Load() }
+
+// Note holds err when it is such a fault (the first one noted stays).
+func (g *GiveUp) Note(err error) {
+	var pe *ProviderError
+	if errors.As(err, &pe) {
+		if k, _ := model.KindOf(pe.Err); k == model.Auth || k == model.UnknownModel {
+			g.held.CompareAndSwap(nil, pe)
+		}
+	}
+}
 
 // BuiltinAttempt is what one attempt of a built-in agent runs with: its number N of
 // MaxAttempts, its time limit, and the evaluation core's memoised runner (which must open

@@ -58,9 +58,7 @@ func CardImages(tasks []schemas.Task) []string {
 }
 
 // Box returns the box of an attempt on t (nil for a nil Contained: the command runs on
-// this host). opener must open boxes (the evaluation core's runner); when it can also
-// check images, the agent image is checked to be built on t's evaluation image (once per
-// pair).
+// this host). opener must open boxes (the evaluation core's runner); see Image.
 func (c *Contained) Box(ctx context.Context, t *schemas.Task, opener any, limits sandbox.Limits) (*BoxRun, error) {
 	if c == nil {
 		return nil, nil
@@ -69,17 +67,26 @@ func (c *Contained) Box(ctx context.Context, t *schemas.Task, opener any, limits
 	if !ok {
 		return nil, errors.New("the evaluation runner cannot open agent boxes")
 	}
-	card := core.TaskRecipe(t).Image
-	img := c.ImageFor(card)
-	if img == "" {
-		return nil, fmt.Errorf("%s: no --agent-image for its evaluation image %s", t.InstanceID, card)
-	}
-	if ch, ok := opener.(ImageChecker); ok {
-		if err := c.check(ctx, ch, img, card); err != nil {
-			return nil, fmt.Errorf("%s: --agent-image: %w", t.InstanceID, err)
-		}
+	img, err := c.Image(ctx, core.TaskRecipe(t).Image, opener)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.InstanceID, err)
 	}
 	return &BoxRun{Opener: op, Image: img, AllowHosts: c.AllowHosts, Limits: limits}, nil
+}
+
+// Image returns the agent image of a card image; when checker can check images
+// (ImageChecker), it is checked to be built on the card image (once per pair).
+func (c *Contained) Image(ctx context.Context, card string, checker any) (string, error) {
+	img := c.ImageFor(card)
+	if img == "" {
+		return "", fmt.Errorf("no --agent-image for the evaluation image %s", card)
+	}
+	if ch, ok := checker.(ImageChecker); ok {
+		if err := c.check(ctx, ch, img, card); err != nil {
+			return "", fmt.Errorf("--agent-image: %w", err)
+		}
+	}
+	return img, nil
 }
 
 // ParseAgentImages reads --agent-image values: IMAGE (every task) or CARD=IMAGE (the

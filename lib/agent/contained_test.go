@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/lib/agent/agenttest"
+	"github.com/envgap/envgap/lib/agent/model"
 )
 
 // TestBoxReproClient: the box's repro script (bash alone) asks the server and exits with
@@ -93,5 +96,24 @@ func TestParseAgentImagesAndHosts(t *testing.T) {
 		if _, err := ParseAllowHosts([]string{bad}); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// TestGiveUp: only a refused credential or an unknown model (wrapped as a ProviderError,
+// as ActBuiltin returns them) stops the runs not yet started; the first one noted stays.
+func TestGiveUp(t *testing.T) {
+	var g GiveUp
+	throttled := &ProviderError{&model.Error{Kind: model.Retryable, Provider: "openai", Status: 429}}
+	for _, err := range []error{nil, errors.New("engine fault"), throttled, fmt.Errorf("run 1: %w", throttled)} {
+		g.Note(err)
+		if g.Held() != nil {
+			t.Fatalf("%v stopped the run", err)
+		}
+	}
+	auth := &ProviderError{&model.Error{Kind: model.Auth, Provider: "bedrock", Status: 403}}
+	g.Note(fmt.Errorf("candidate x: %w", auth))
+	g.Note(&ProviderError{&model.Error{Kind: model.UnknownModel, Provider: "bedrock"}})
+	if g.Held() != auth {
+		t.Fatalf("held %v, want the first auth fault", g.Held())
 	}
 }

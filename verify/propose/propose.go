@@ -138,11 +138,21 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Results: []Result{}}
+	// A provider fault no candidate can escape (credentials, unknown model) ends the asking:
+	// the candidates after it get it as their fault, without a box.
+	var giveUp agent.GiveUp
 	for _, tg := range targets {
 		if ctx.Err() != nil {
 			break
 		}
-		r := one(ctx, tg, opts)
+		var r Result
+		if stop := giveUp.Held(); stop != nil {
+			r = Result{InstanceID: tg.cand.InstanceID, Error: stop.Error()}
+		} else {
+			var err error
+			r, err = one(ctx, tg, opts)
+			giveUp.Note(err)
+		}
 		switch {
 		case r.Error != "":
 			rep.Failed++
@@ -240,12 +250,13 @@ func selectTargets(st catalog.Store, ids []string) ([]target, error) {
 	return out, nil
 }
 
-func one(ctx context.Context, tg target, opts Options) Result {
+// one asks for one candidate's fix; the error is the fault in Result.Error, if any.
+func one(ctx context.Context, tg target, opts Options) (Result, error) {
 	c := &tg.cand
 	res := Result{InstanceID: c.InstanceID}
-	fail := func(err error) Result {
+	fail := func(err error) (Result, error) {
 		res.Error = err.Error()
-		return res
+		return res, err
 	}
 	key, err := schemas.DigestOf(memoKey{Version, c.Digest, tg.rd, agentName(opts)})
 	if err != nil {
@@ -257,7 +268,7 @@ func one(ctx context.Context, tg target, opts Options) Result {
 			if err := opts.Store.SetRef(Ref(p.InstanceID, d), d); err != nil {
 				return fail(err)
 			}
-			return resultOf(p, d, true)
+			return resultOf(p, d, true), nil
 		}
 	}
 	p, err := ask(ctx, tg, opts)
@@ -274,7 +285,7 @@ func one(ctx context.Context, tg target, opts Options) Result {
 	if err := opts.Store.SetMemo("propose", key, d); err != nil {
 		return fail(err)
 	}
-	return resultOf(*p, d, false)
+	return resultOf(*p, d, false), nil
 }
 
 func resultOf(p schemas.Proposal, d schemas.Digest, cached bool) Result {
