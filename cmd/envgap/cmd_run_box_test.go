@@ -20,7 +20,7 @@ import (
 // buildAgentImage builds an image FROM a card image with a marker file and the given
 // files in /opt/test-agent/ (what a user does to put an agent CLI in the box) and returns
 // its reference; it is removed after the test.
-func buildAgentImage(t *testing.T, card string, files map[string][]byte) string {
+func buildAgentImage(t testing.TB, card string, files map[string][]byte) string {
 	t.Helper()
 	dir := t.TempDir()
 	ref := fmt.Sprintf("localhost/envgap-test-agent:%d", time.Now().UnixNano())
@@ -188,4 +188,46 @@ func TestStudyRunInBox(t *testing.T) {
 	if exitCode(err) != 2 {
 		t.Errorf("an image for another language: exit %d (%v)\n%s", exitCode(err), err, got)
 	}
+}
+
+// BenchmarkRunAgentBoxOverhead: what the box costs an agent command (`true`, on the
+// reported control, scoring memoised after the first run): the wall time of a one-attempt
+// envgap run on the host and with --agent-image, and the command's own time in each.
+func BenchmarkRunAgentBoxOverhead(b *testing.B) {
+	requireEngine(b, "envgap-python-eval")
+	w := newEvalWorld(b)
+	store := filepath.Join(b.TempDir(), "store")
+	img := buildAgentImage(b, "envgap-python-eval", nil)
+	once := func(extra ...string) (time.Duration, int64) {
+		out := filepath.Join(b.TempDir(), "r")
+		args := []string{"--store", store, "run", "--agent", "true", "--name", "bench", "--split", "reported", "--tasks", w.hub, "--out", out,
+			"--git-url-template", w.gitTemplate, "--pypi-upstream", w.pypi + "/simple/", "--pypi", w.pypi,
+			"--npm-registry", "http://127.0.0.1:9/", "--osv", w.osv, "--max-attempts", "1"}
+		start := time.Now()
+		if o, err := runCLI(b, append(args, extra...)...); err != nil {
+			b.Fatalf("run: %v\n%s", err, o)
+		}
+		d := time.Since(start)
+		_, rs, err := schemas.ReadEvalFolder[schemas.EvalResult](out)
+		if err != nil || len(rs) != 1 || rs[0].Agent == nil {
+			b.Fatalf("%v %+v", err, rs)
+		}
+		return d, rs[0].Agent.DurationMS
+	}
+	once() // the scoring run, memoised for both
+	var host, box time.Duration
+	var hostCmd, boxCmd int64
+	n := 0
+	for b.Loop() {
+		n++
+		d, c := once()
+		host, hostCmd = host+d, hostCmd+c
+		d, c = once("--agent-image", img)
+		box, boxCmd = box+d, boxCmd+c
+	}
+	b.ReportMetric(float64(host.Milliseconds())/float64(n), "host-run-ms")
+	b.ReportMetric(float64(box.Milliseconds())/float64(n), "box-run-ms")
+	b.ReportMetric(float64(hostCmd)/float64(n), "host-cmd-ms")
+	b.ReportMetric(float64(boxCmd)/float64(n), "box-cmd-ms")
+	b.ReportMetric(float64(box)/float64(host), "box/host")
 }
