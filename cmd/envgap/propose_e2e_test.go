@@ -105,6 +105,23 @@ func TestE2EProposeReportedFix(t *testing.T) {
 	if r := propose("source"); !strings.Contains(r["refused"].(string), "changes source file index.js") {
 		t.Errorf("source edit: %v", r)
 	}
+	// The same source edit by a script that exists only in an agent image: propose runs it
+	// in a box (--agent-image) and refuses it alike; the proposal names the image.
+	img := buildAgentImage(t, schemas.EcosystemJavaScript.Image(), map[string][]byte{"source.sh": []byte(proposeAgents["source"])})
+	var boxed struct {
+		Results []map[string]any `json:"results"`
+	}
+	if out := cli("--json", "propose", "--agent", "sh /opt/test-agent/source.sh", "--agent-image", img, "--git-url-template", tmpl, "--attempt-timeout", "2m"); json.Unmarshal([]byte(out), &boxed) != nil ||
+		len(boxed.Results) != 1 || boxed.Results[0]["refused"] == nil || !strings.Contains(boxed.Results[0]["refused"].(string), "changes source file index.js") {
+		t.Errorf("source edit in a box: %s", out)
+	} else {
+		var p schemas.Proposal
+		if d, err := schemas.ParseDigest(boxed.Results[0]["proposal"].(string)); err != nil {
+			t.Fatal(err)
+		} else if err := st.GetJSON(d, &p); err != nil || p.Run == nil || p.Run.AgentImage != img || p.Run.ExitCode != 0 {
+			t.Errorf("the boxed proposal's run: %+v (%v)", p.Run, err)
+		}
+	}
 	// The wrong fix is checked and fails: no verdict, and status says so.
 	if got := verify(); got[e2eRepaired] != "not_checked" {
 		t.Fatalf("verify with the wrong fix: %v", got)
