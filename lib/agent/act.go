@@ -215,15 +215,7 @@ func RunInBox(ctx context.Context, bc BoxCommand) (CommandResult, []schemas.Conn
 	if err != nil {
 		return res, nil, err
 	}
-	closed := false
-	closeBox := func() ([]schemas.ConnectionCount, error) {
-		if closed {
-			return nil, nil
-		}
-		closed = true
-		return box.Close()
-	}
-	defer closeBox()
+	defer box.Close()
 	env := bc.Env
 	if bc.Ready != nil {
 		more, done, err := bc.Ready(box)
@@ -249,7 +241,7 @@ func RunInBox(ctx context.Context, bc BoxCommand) (CommandResult, []schemas.Conn
 		res.TimedOut = sr.TimedOut && res.Duration >= bc.Timeout
 	}
 	res.Stdout, res.StdoutSize = sr.Output, sr.OutputSize
-	refused, err := closeBox()
+	refused, err := box.Close()
 	if err != nil {
 		return res, nil, err
 	}

@@ -84,7 +84,9 @@ func TestRunCommandContainsHostileAgents(t *testing.T) {
 	}
 }
 
-func TestReproServer(t *testing.T) {
+// startRepro starts a repro server on a workspace of the test task, its runner a fake.
+func startRepro(t *testing.T) (*ReproServer, *Workspace, *agenttest.FakeRunner) {
+	t.Helper()
 	st, _ := catalog.Open(t.TempDir())
 	fr := &agenttest.FakeRunner{Store: st}
 	ws, err := Prepare(context.Background(), agenttest.Task(), t.TempDir(), agenttest.GitMaterialize(0))
@@ -95,7 +97,12 @@ func TestReproServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
+	return srv, ws, fr
+}
+
+func TestReproServer(t *testing.T) {
+	srv, _, fr := startRepro(t)
 	env := map[string]string{}
 	vars, err := srv.Env("envgap agent-repro")
 	if err != nil {

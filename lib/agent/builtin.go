@@ -120,15 +120,7 @@ func ActBuiltin(ctx context.Context, ws *Workspace, b *Builtin, at BuiltinAttemp
 	if err != nil {
 		return nil, err
 	}
-	closed := false
-	closeBox := func() ([]schemas.ConnectionCount, error) {
-		if closed {
-			return nil, nil
-		}
-		closed = true
-		return box.Close()
-	}
-	defer closeBox()
+	defer box.Close()
 	repro := &ReproServer{ws: ws, runner: at.Runner, store: at.Store, limits: at.Limits}
 	agent := &loop.Agent{Model: b.Model, Limits: lim, Price: b.Price}
 	loopStart := time.Now()
@@ -139,7 +131,7 @@ func ActBuiltin(ctx context.Context, ws *Workspace, b *Builtin, at BuiltinAttemp
 		}
 		return ans.Output, ans.ExitCode, nil
 	})
-	refused, cerr := closeBox()
+	refused, cerr := box.Close()
 	if runErr != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

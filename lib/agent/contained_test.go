@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/envgap/envgap/data/catalog"
-	"github.com/envgap/envgap/lib/agent/agenttest"
 	"github.com/envgap/envgap/lib/agent/model"
 )
 
@@ -21,17 +18,7 @@ func TestBoxReproClient(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatal("bash is needed: the box's repro client is a bash script")
 	}
-	st, _ := catalog.Open(t.TempDir())
-	fr := &agenttest.FakeRunner{Store: st}
-	ws, err := Prepare(context.Background(), agenttest.Task(), t.TempDir(), agenttest.GitMaterialize(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := StartRepro(context.Background(), ws, ReproConfig{Runner: fr, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv, ws, fr := startRepro(t)
 	vars, stop, err := srv.BoxEnv("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)

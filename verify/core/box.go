@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify/egress"
@@ -44,6 +45,8 @@ type Box struct {
 	sess *registry.Session
 	door *egress.Session
 	host string
+
+	closeOnce sync.Once
 }
 
 // OpenBox opens a box. Close it when the attempt ends: the box is removed and the
@@ -123,12 +126,17 @@ func (b *Box) Refused() []schemas.ConnectionCount {
 }
 
 // Close removes the box and closes its sessions; it returns the refused connections.
+// Only the first call does anything (later ones return nothing), so a caller may defer it
+// and call it too.
 func (b *Box) Close() ([]schemas.ConnectionCount, error) {
-	err := b.Box.Close()
-	b.sess.Close()
 	var refused []schemas.ConnectionCount
-	if b.door != nil {
-		refused = b.door.Close().Refused
-	}
+	var err error
+	b.closeOnce.Do(func() {
+		err = b.Box.Close()
+		b.sess.Close()
+		if b.door != nil {
+			refused = b.door.Close().Refused
+		}
+	})
 	return refused, err
 }
