@@ -40,6 +40,10 @@ run repro_command in the evaluation container ($ENVGAP_REPRO).
 it acts in a box from the evaluation image, reads the failing log and the commands in its
 task text, and proposes the fix only (made_by "model").
 
+An agent command runs on this host unless --agent-image IMAGE is given (as in envgap run):
+then it runs in a box from IMAGE, built FROM the candidate's evaluation image, with the
+run directory at its own path and the egress door, plus each --allow-host HOST[:PORT].
+
 Its changes become a proposal, a record of its own linked to the candidate's digest (the
 candidate stays as crawled): the files (environment files only: a source edit is refused, with
 the reason), the patch, the commands, made_by ("AI assistant" with commands, "model" with the

@@ -51,6 +51,12 @@ image on the workspace, with the date-limited registries and the egress door; li
 --max-turns, --max-tokens, --attempt-timeout, --budget and --context-tokens. A provider
 fault (credentials, unknown model, failing past its retries) is a fault, not an attempt.
 
+An agent command runs on this host with your privileges and network (not contained), unless
+--agent-image IMAGE is given: then each attempt runs it in a box from IMAGE (built FROM the
+tasks' evaluation image, checked first; EVAL-IMAGE=IMAGE per evaluation image), with the run
+directory at its own path, the date-limited registries and the egress door, plus each
+--allow-host HOST[:PORT] (the agent CLI's model API).
+
 The result folder is envgap eval's, with one result per attempt, plus agent/<id>/run-<k>/
 (each attempt's stdout, stderr and trajectory). Runs already complete in the folder (from an
 earlier run with the same agent and settings) are kept; a fault leaves its run without a
@@ -59,7 +65,7 @@ result (exit 4) and the next run retries it.
 With --slurm, each task's runs are one item of a Slurm job array (docs/slurm.md): the
 workers run the same agent with the same flags on their nodes, writing into --out, which
 must be on a filesystem every node mounts.`,
-		Example: "  envgap run --agent bedrock --model MODEL --split reported --k 1 --max-attempts 5 --out results/bedrock\n  envgap run --agent openai --base-url http://127.0.0.1:8000/v1 --model qwen --split full --out results/qwen\n  envgap run --agent noop --split full --tasks hub/ --out results/noop\n  envgap --store /shared/envgap/store run --agent openai --model M --base-url URL --split full --out /shared/results/m --slurm --workers 8\n  envgap run --agent 'my-agent --model m' --split repaired --k 1 --max-attempts 5 --out results/my-agent-repaired",
+		Example: "  envgap run --agent bedrock --model MODEL --split reported --k 1 --max-attempts 5 --out results/bedrock\n  envgap run --agent openai --base-url http://127.0.0.1:8000/v1 --model qwen --split full --out results/qwen\n  envgap run --agent noop --split full --tasks hub/ --out results/noop\n  envgap --store /shared/envgap/store run --agent openai --model M --base-url URL --split full --out /shared/results/m --slurm --workers 8\n  envgap run --agent 'my-agent --model m' --split repaired --k 1 --max-attempts 5 --out results/my-agent-repaired\n  envgap run --agent 'my-agent' --agent-image my-agent:py --allow-host api.example.com --split full --out results/my-agent",
 		Args:    func(c *cobra.Command, args []string) error { return opts.Slurm.args(c, args) },
 		RunE: func(c *cobra.Command, args []string) error {
 			switch {
