@@ -20,11 +20,11 @@ import (
 // buildAgentImage builds an image FROM a card image with a marker file and the given
 // files in /opt/test-agent/ (what a user does to put an agent CLI in the box) and returns
 // its reference; it is removed after the test.
-func buildAgentImage(t testing.TB, card string, files map[string][]byte) string {
+func buildAgentImage(t testing.TB, card string, files map[string][]byte, lines ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	ref := fmt.Sprintf("localhost/envgap-test-agent:%d", time.Now().UnixNano())
-	df := "FROM " + schemas.ImageRef(card) + "\nCOPY files/ /opt/test-agent/\n"
+	df := "FROM " + schemas.ImageRef(card) + "\nCOPY files/ /opt/test-agent/\n" + strings.Join(lines, "\n") + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +124,20 @@ echo '[{"action": "edit requirements.txt"}]' > "$ENVGAP_TRAJECTORY_FILE"`
 	}
 	if boxes := agentBoxesUnder(t, work); len(boxes) != 0 {
 		t.Errorf("boxes left behind: %v", boxes)
+	}
+
+	// An agent image that runs as an unprivileged user (USER 1000): the run directory is
+	// given to it, so it writes its workspace and HOME.
+	unpriv := buildAgentImage(t, "envgap-python-eval", nil, "USER 1000:1000")
+	out, err = w.runAgent(t, store, `set -e; id -u; echo x > "$HOME/note"; echo 'tabulate==0.9.0' > requirements.txt`, filepath.Join(res, "user"), "--max-attempts", "1", "--agent-image", unpriv)
+	if err != nil {
+		t.Fatalf("run as user 1000: %v\n%s", err, out)
+	}
+	if rf, err := readFolder(t, filepath.Join(res, "user")); err != nil || len(rf) != 1 || !rf[0].Resolved || rf[0].Agent.ExitCode != 0 {
+		t.Errorf("run as user 1000: %+v %v", rf, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(res, "user", "agent", evalControl, "run-1", "attempt-1.stdout")); string(b) != "1000\n" {
+		t.Errorf("the agent ran as %q, want uid 1000", b)
 	}
 
 	// Refused before any container: an image not built on the task's evaluation image,

@@ -108,7 +108,7 @@ func (b *CommandBox) run(ctx context.Context, t Turn, command string, env []stri
 	res, refused, err := agent.RunInBox(ctx, agent.BoxCommand{Opener: b.Core,
 		Spec: core.BoxSpec{InstanceID: fmt.Sprintf("study:%s-p%d-r%d", t.Language, t.Problem.Number, t.Round), Image: card,
 			RegistryDate: now().UTC().Format(time.RFC3339), Dir: root, WorkDir: root, AgentImage: img, AllowHosts: b.Contained.AllowHosts, Limits: b.Limits},
-		Dir: t.Workspace, Command: command, Env: env, Timeout: timeout})
+		Dir: t.Workspace, Command: command, Env: env, Timeout: timeout, Own: root})
 	if err != nil {
 		return 0, false, 0, err
 	}

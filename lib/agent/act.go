@@ -166,7 +166,7 @@ func actInBox(ctx context.Context, ws *Workspace, o ActOptions) (CommandResult, 
 	res, refused, err := RunInBox(ctx, BoxCommand{Opener: o.Box.Opener,
 		Spec: core.BoxSpec{InstanceID: t.InstanceID, Image: core.TaskRecipe(t).Image, RegistryDate: t.RegistryDate,
 			Dir: abs.RunDir, WorkDir: abs.RunDir, AgentImage: o.Box.Image, AllowHosts: o.Box.AllowHosts, Limits: o.Box.Limits},
-		Dir: abs.Dir, Command: o.Command, Env: protocolEnv(abs, abs.Dir, o.Env), Timeout: o.Timeout,
+		Dir: abs.Dir, Command: o.Command, Env: protocolEnv(abs, abs.Dir, o.Env), Timeout: o.Timeout, Own: abs.RunDir,
 		Ready: func(box *core.Box) ([]string, func(), error) {
 			var env []string
 			stop := func() {}
@@ -201,6 +201,10 @@ type BoxCommand struct {
 	// Ready, when set, is called once the box is open, before the command runs: it returns
 	// more environment and a function called when the command has ended.
 	Ready func(box *core.Box) ([]string, func(), error)
+	// Own, when set, is a directory of the host mounted in the box that the box's user
+	// must be able to write: when the image runs as another user than root (its USER),
+	// everything in it is given to that user first.
+	Own string
 }
 
 // RunInBox opens bc's box, runs the command in it and removes the box; it returns what
@@ -216,6 +220,11 @@ func RunInBox(ctx context.Context, bc BoxCommand) (CommandResult, []schemas.Conn
 		return res, nil, err
 	}
 	defer box.Close()
+	if bc.Own != "" {
+		if err := ownBy(ctx, box, bc.Own); err != nil {
+			return res, nil, err
+		}
+	}
 	env := bc.Env
 	if bc.Ready != nil {
 		more, done, err := bc.Ready(box)
@@ -246,6 +255,34 @@ func RunInBox(ctx context.Context, bc BoxCommand) (CommandResult, []schemas.Conn
 		return res, nil, err
 	}
 	return res, refused, nil
+}
+
+// ownBy gives dir and everything in it to the box's user when that is not root (an
+// agent image whose USER is an unprivileged account), so the agent can write its
+// workspace and HOME there.
+func ownBy(ctx context.Context, box *core.Box, dir string) error {
+	sr, err := box.Exec(ctx, "id -u; id -g", time.Minute)
+	if err != nil {
+		return fmt.Errorf("the box's user: %w", err)
+	}
+	f := strings.Fields(string(sr.Output))
+	if sr.ExitCode != 0 || len(f) != 2 {
+		return fmt.Errorf("the box's user: id exited %d: %q", sr.ExitCode, sr.Output)
+	}
+	uid, err1 := strconv.Atoi(f[0])
+	gid, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || uid < 0 || gid < 0 {
+		return fmt.Errorf("the box's user: id said %q", sr.Output)
+	}
+	if uid == 0 {
+		return nil
+	}
+	return filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
 }
 
 // absWorkspace is ws with absolute paths (the box mounts them).
