@@ -1,12 +1,11 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
+	"io"
 	"strings"
-	"time"
 
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/harness/tasks"
@@ -123,40 +122,23 @@ The result folder holds results.jsonl (one result a task), summary.json and logs
 }
 
 func runEval(c *cobra.Command, f *factory, opts *evalOptions) error {
-	tasks, err := opts.splitTasks(f)
-	if err != nil {
-		return err
+	o := eval.RunOptions{
+		Tasks:    func() ([]schemas.Task, error) { return opts.splitTasks(f) },
+		Pred:     opts.Pred,
+		Agent:    opts.Name,
+		Split:    opts.Split,
+		Out:      opts.Out,
+		Jobs:     opts.Jobs,
+		Open:     func() (*eval.Evaluator, io.Closer, error) { return opts.evaluator(c, f) },
+		Progress: evalProgress(f),
 	}
-	preds, builtin := eval.Builtin(opts.Pred, tasks)
-	name := opts.Name
-	if !builtin {
-		if preds, err = eval.ReadPredictionsFile(opts.Pred); err != nil {
-			return err
-		}
-		if name == "" {
-			name = strings.TrimSuffix(filepath.Base(opts.Pred), filepath.Ext(opts.Pred))
-		}
-	} else if name == "" {
-		name = opts.Pred
-	}
-	byID, err := eval.Match(tasks, preds, opts.Pred)
-	if err != nil {
-		return err
-	}
-	meta := schemas.EvalSummary{Agent: name, Split: opts.Split, Mode: schemas.ModeEval, K: 1, MaxAttempts: 1}
 	if opts.Slurm.Slurm {
-		return runEvalSlurm(c, f, opts, tasks, builtin, meta)
+		o.Remote = func(_ context.Context, tasks []schemas.Task, builtin bool) (*eval.Outcome, eval.Store, error) {
+			return runEvalSlurm(c, f, opts, tasks, builtin)
+		}
 	}
-	ev, sess, err := opts.evaluator(c, f)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	out, runErr := ev.Eval(c.Context(), tasks, byID, opts.Jobs, evalProgress(f))
-	if out == nil {
-		return runErr
-	}
-	return finishScoring(f, ev, scored{dir: opts.Out, meta: meta, tasks: tasks, out: out}, runErr)
+	sc, err := eval.Run(c.Context(), o)
+	return printScored(f, opts.Out, sc, err)
 }
 
 // evalProgress shows the progress of a scoring run, a task at a time.
@@ -176,67 +158,14 @@ func evalProgress(f *factory) func(eval.Event) {
 	}
 }
 
-// scored is a finished scoring run: the result folder to write, the summary's header,
-// the tasks, the outcome and the log of each task (nil: made from the results).
-type scored struct {
-	dir   string
-	meta  schemas.EvalSummary
-	tasks []schemas.Task
-	out   *eval.Outcome
-	logs  map[string][]byte
-}
-
-// finishScoring writes the result folder of a scoring run (with a log per task made from
-// the results unless given) and prints its summary; runErr is the run's own error.
-func finishScoring(f *factory, ev *eval.Evaluator, sc scored, runErr error) error {
-	if sc.logs == nil {
-		logs, err := scoringLogs(ev, sc.tasks, sc.out)
-		if err != nil {
-			return err
-		}
-		sc.logs = logs
-	}
-	return writeScoring(f, sc, runErr)
-}
-
-// scoringLogs makes the log of each task from its results.
-func scoringLogs(ev *eval.Evaluator, tasks []schemas.Task, out *eval.Outcome) (map[string][]byte, error) {
-	byID := make(map[string]*schemas.Task, len(tasks))
-	for i := range tasks {
-		byID[tasks[i].InstanceID] = &tasks[i]
-	}
-	eval.SortResults(out.Results)
-	logs := map[string][]byte{}
-	bufs := map[string]*bytes.Buffer{}
-	for i := range out.Results {
-		r := &out.Results[i]
-		b := bufs[r.InstanceID]
-		if b == nil {
-			b = &bytes.Buffer{}
-			bufs[r.InstanceID] = b
-		} else {
-			b.WriteString("\n")
-		}
-		if err := ev.WriteLog(b, byID[r.InstanceID], r); err != nil {
-			return nil, err
-		}
-	}
-	for id, b := range bufs {
-		logs[id] = b.Bytes()
-	}
-	return logs, nil
-}
-
-// writeScoring writes the result folder and prints its summary.
-func writeScoring(f *factory, sc scored, runErr error) error {
-	dir, meta, tasks, out, logs := sc.dir, sc.meta, sc.tasks, sc.out, sc.logs
-	eval.SortResults(out.Results)
-	sum := eval.Summarize(meta, tasks, out.Results, out.Faults)
-	sum.Ran, sum.Reused = out.Ran, out.Reused
-	sum.ScoredOn = time.Now().UTC().Format(time.DateOnly)
-	if err := eval.WriteFolder(dir, sum, out.Results, logs); err != nil {
+// printScored prints the summary of a result folder written (sc nil: none was; err is
+// returned) and returns the run's own error err, or a partial error when tasks have no
+// result because of faults.
+func printScored(f *factory, dir string, sc *eval.Scored, err error) error {
+	if sc == nil {
 		return err
 	}
+	sum := sc.Summary
 	if f.Global.JSON {
 		if err := f.printJSON(sum); err != nil {
 			return err
@@ -244,16 +173,16 @@ func writeScoring(f *factory, sc scored, runErr error) error {
 	} else {
 		fmt.Fprintf(f.Out, "%s on %s (%d tasks, corpus %s): %d scored, %d excluded (listed, not scored); resolved %d, unresolved %d, rejected %d, leaked %d; %d trajectories not inspected\n",
 			sum.Agent, sum.Split, sum.Tasks, sum.CorpusID, sum.Scored, len(sum.ExcludedIDs), len(sum.ResolvedIDs), len(sum.UnresolvedIDs), len(sum.RejectedIDs), len(sum.LeakedIDs), len(sum.NotInspectedIDs))
-		fmt.Fprintf(f.Out, "%d scored now, %d reused from the store; results in %s (envgap report %s)\n", out.Ran, out.Reused, dir, dir)
+		fmt.Fprintf(f.Out, "%d scored now, %d reused from the store; results in %s (envgap report %s)\n", sum.Ran, sum.Reused, dir, dir)
 		for _, x := range sum.Faults {
 			fmt.Fprintf(f.Out, "  %s: no result: %s\n", x.InstanceID, x.Error)
 		}
-		if ids, reason := eval.SafeInstallNotMeasured(out.Results); len(ids) > 0 {
+		if ids, reason := eval.SafeInstallNotMeasured(sc.Results); len(ids) > 0 {
 			fmt.Fprintf(f.Out, "safe install not measured for %d task(s) (%s): %s\n", len(ids), strings.Join(ids, ", "), reason)
 		}
 	}
-	if runErr != nil {
-		return runErr
+	if err != nil {
+		return err
 	}
 	if len(sum.Faults) > 0 {
 		return partialError{fmt.Errorf("%d task(s) have no result because of faults; run the same command again to retry them", len(sum.Faults))}

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/envgap/envgap/crawl/lite"
+	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/verify/propose"
 	"github.com/spf13/cobra"
 )
@@ -82,25 +85,24 @@ asked again with the same agent.`,
 }
 
 func runPropose(c *cobra.Command, f *factory, opts *proposeOptions) error {
-	sess, vo, err := opts.open(c, f)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	builtin, err := opts.builtinFlags.agent(c.Context(), opts.Agent, f)
-	if err != nil {
-		return err
-	}
-	contained, err := opts.builtinFlags.contained(c.Context(), f, opts.Agent, nil, sess.Stage)
-	if err != nil {
-		return err
-	}
-	repro := reproCommand()
 	progress := f.newProgress()
+	var checker agent.ImageChecker // the open session's stage checks the agent's images
 	rep, err := propose.Run(c.Context(), propose.Options{
-		Store: sess.Stage.Store, Runner: sess.Stage, Checkout: vo.Checkout, Limits: vo.Limits, Materialize: materialize(opts.GitURLTemplate), Patch: lite.Patch,
-		Agent: opts.Agent, Builtin: builtin, Contained: contained, Timeout: opts.AttemptTimeout, IDs: opts.IDs, WorkDir: opts.WorkDir, OutDir: opts.Keep,
-		ReproCommand: repro,
+		Open: func() (*propose.Env, io.Closer, error) {
+			sess, vo, err := opts.open(c, f)
+			if err != nil {
+				return nil, nil, err
+			}
+			checker = sess.Stage
+			return &propose.Env{Store: sess.Stage.Store, Runner: sess.Stage, Limits: vo.Limits, Checkout: vo.Checkout}, sess, nil
+		},
+		Builtin: func(ctx context.Context) (*agent.Builtin, error) { return opts.builtinFlags.agent(ctx, opts.Agent, f) },
+		Contained: func(ctx context.Context) (*agent.Contained, error) {
+			return opts.builtinFlags.contained(ctx, f, opts.Agent, nil, checker)
+		},
+		Materialize: materialize(opts.GitURLTemplate), Patch: lite.Patch,
+		Agent: opts.Agent, Timeout: opts.AttemptTimeout, IDs: opts.IDs, WorkDir: opts.WorkDir, OutDir: opts.Keep,
+		ReproCommand: reproCommand(),
 		Progress: func(r propose.Result) {
 			switch {
 			case r.Error != "":

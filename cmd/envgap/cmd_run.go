@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 	"strings"
 	"time"
 
@@ -129,100 +128,62 @@ func materialize(urlTemplate string) agent.MaterializeFunc {
 }
 
 func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
-	tasks, err := opts.splitTasks(f)
-	if err != nil {
-		return err
-	}
-	builtin, err := opts.builtinFlags.agent(c.Context(), opts.Agent, f)
-	if err != nil {
-		return err
-	}
-	name, command := opts.Name, opts.Agent
-	if builtin != nil {
-		command = builtin.Label()
-	}
-	if name == "" {
-		name = filepath.Base(strings.Fields(command)[0])
-	}
-	meta := schemas.EvalSummary{Agent: name, Split: opts.Split, Mode: schemas.ModeRun, K: opts.K, MaxAttempts: opts.MaxAttempts}
-	done, err := keptRuns(opts.Out, meta, command)
-	if err != nil {
-		return err
-	}
-	if opts.Slurm.Slurm {
-		return runAgentSlurm(c, f, opts, tasks, meta)
-	}
-	ev, sess, err := opts.evaluator(c, f)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	contained, err := opts.builtinFlags.contained(c.Context(), f, opts.Agent, agent.CardImages(tasks), sess.Stage)
-	if err != nil {
-		return err
-	}
-	work := opts.WorkDir
-	if work == "" {
-		if work, err = os.MkdirTemp("", "envgap-run-*"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(work)
-	}
-	repro := reproCommand()
 	progress := f.newProgress()
-	out, runErr := run.Run(c.Context(), tasks, run.Options{
-		Evaluator: ev, Materialize: materialize(opts.GitURLTemplate), Agent: opts.Agent, Builtin: builtin, Contained: contained, K: opts.K,
-		MaxAttempts: opts.MaxAttempts, AttemptTimeout: opts.AttemptTimeout, WorkDir: work, OutDir: opts.Out,
-		ReproCommand: repro, Jobs: opts.Jobs, Done: done,
+	var checker agent.ImageChecker // the open session's stage checks the agent's images
+	o := run.FolderOptions{
+		Tasks:   func() ([]schemas.Task, error) { return opts.splitTasks(f) },
+		Agent:   opts.Agent,
+		Builtin: func(ctx context.Context) (*agent.Builtin, error) { return opts.builtinFlags.agent(ctx, opts.Agent, f) },
+		Contained: func(ctx context.Context, tasks []schemas.Task) (*agent.Contained, error) {
+			return opts.builtinFlags.contained(ctx, f, opts.Agent, agent.CardImages(tasks), checker)
+		},
+		Name:           opts.Name,
+		Split:          opts.Split,
+		K:              opts.K,
+		MaxAttempts:    opts.MaxAttempts,
+		AttemptTimeout: opts.AttemptTimeout,
+		Materialize:    materialize(opts.GitURLTemplate),
+		ReproCommand:   reproCommand(),
+		Jobs:           opts.Jobs,
+		WorkDir:        opts.WorkDir,
+		Out:            opts.Out,
+		Open: func() (*eval.Evaluator, io.Closer, error) {
+			ev, sess, err := opts.evaluator(c, f)
+			if err != nil {
+				return nil, nil, err
+			}
+			checker = sess.Stage
+			return ev, sess, nil
+		},
 		Progress: func(id string, k, n int, r *schemas.EvalResult, err error) {
 			progress.step(0, 0, fmt.Sprintf("%s run %d attempt %d", id, k, n), string(r.Status), "")
 		},
-	})
+	}
+	if opts.Slurm.Slurm {
+		o.Remote = func(_ context.Context, tasks []schemas.Task, meta schemas.EvalSummary) (*eval.Outcome, map[string][]byte, error) {
+			return runAgentSlurm(c, f, opts, tasks, meta)
+		}
+	}
+	sc, err := run.Folder(c.Context(), o)
 	progress.finish()
-	if out == nil {
-		return runErr
-	}
-	res := &eval.Outcome{Results: out.Results, Faults: out.Faults, Ran: out.Ran, Reused: out.Kept}
-	logs := out.Logs
-	if logs == nil {
-		logs = map[string][]byte{}
-	}
-	return finishScoring(f, ev, scored{dir: opts.Out, meta: meta, tasks: tasks, out: res, logs: logs}, runErr)
+	return printScored(f, opts.Out, sc, folderUsage(err))
 }
 
-// keptRuns returns the complete runs of an earlier envgap run into the same folder with
-// the same agent and settings (resolved, or every attempt made).
+// keptRuns is run.Kept for the workers of run --slurm (a folder a run cannot continue is
+// a usage error, as for a local run).
 func keptRuns(dir string, meta schemas.EvalSummary, command string) (func(string, int) []schemas.EvalResult, error) {
-	if _, err := os.Stat(filepath.Join(dir, schemas.EvalSummaryFile)); errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+	done, err := run.Kept(dir, meta, command)
+	return done, folderUsage(err)
+}
+
+// folderUsage makes a result folder a run cannot continue (run.FolderError) a usage
+// error.
+func folderUsage(err error) error {
+	var fe *run.FolderError
+	if errors.As(err, &fe) {
+		return usageError{err}
 	}
-	prev, err := eval.ReadFolder(dir)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("--out %s: %w (give a new folder)", dir, err)}
-	}
-	s := prev.Summary
-	if s.Mode != schemas.ModeRun || s.Agent != meta.Agent || s.Split != meta.Split || s.MaxAttempts != meta.MaxAttempts {
-		return nil, usageError{fmt.Errorf("--out %s holds results of another run (%s %s on %s); give a new folder", dir, s.Mode, s.Agent, s.Split)}
-	}
-	byRun := map[string][]schemas.EvalResult{}
-	for _, r := range prev.Results {
-		if r.Agent != nil && r.Agent.Command != command {
-			continue
-		}
-		key := fmt.Sprintf("%s\x00%d", r.InstanceID, r.Run)
-		byRun[key] = append(byRun[key], r)
-	}
-	return func(id string, k int) []schemas.EvalResult {
-		rs := byRun[fmt.Sprintf("%s\x00%d", id, k)]
-		if len(rs) == 0 {
-			return nil
-		}
-		last := rs[len(rs)-1]
-		if last.Resolved || len(rs) == meta.MaxAttempts {
-			return rs
-		}
-		return nil
-	}, nil
+	return err
 }
 
 func newAgentReproCommand(f *factory) *cobra.Command {

@@ -109,26 +109,26 @@ func (args *runWork) handler(c *cobra.Command, f *factory, _ []string, logf func
 }
 
 // runAgentSlurm runs the agent on the split's tasks as a Slurm job array (one item per
-// task) and writes the same result folder as a local run. Bad input was refused before.
-func runAgentSlurm(c *cobra.Command, f *factory, opts *runOptions, tasks []schemas.Task, meta schemas.EvalSummary) error {
-	st, err := f.OpenStore()
-	if err != nil {
-		return err
+// task), for the same result folder as a local run (run.FolderOptions.Remote): the
+// outcome and each task's log. Bad input was refused before.
+func runAgentSlurm(c *cobra.Command, f *factory, opts *runOptions, tasks []schemas.Task, meta schemas.EvalSummary) (*eval.Outcome, map[string][]byte, error) {
+	if _, err := f.OpenStore(); err != nil { // the store the workers share opens here first
+		return nil, nil, err
 	}
 	sw, shared, err := scoringWorkOf(&opts.scoringOptions)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	args := &runWork{scoringWork: sw, Agent: opts.Agent, Builtin: opts.builtinFlags, Name: meta.Agent, K: opts.K,
 		MaxAttempts: opts.MaxAttempts, AttemptTimeout: opts.AttemptTimeout, Out: opts.Out}
 	if err := sharedPath(shared, "result folder", &args.Out); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if err := os.MkdirAll(args.Out, 0o755); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if err := sharedPath(shared, "prices file", &args.Builtin.Prices); err != nil {
-		return err
+		return nil, nil, err
 	}
 	progress := f.newProgress()
 	out, logs, err := scoreSlurm(c, f, &opts.Slurm, args, tasks, shared, workerItemOf[runItem], func(it runItem, done, total int) {
@@ -139,10 +139,7 @@ func runAgentSlurm(c *cobra.Command, f *factory, opts *runOptions, tasks []schem
 		progress.step(done, total, it.InstanceID, status, "")
 	})
 	progress.finish()
-	if out == nil || err != nil {
-		return err
-	}
-	return finishScoring(f, &eval.Evaluator{Store: st}, scored{dir: opts.Out, meta: meta, tasks: tasks, out: out, logs: logs}, nil)
+	return out, logs, err
 }
 
 func (it runItem) addTo(out *eval.Outcome, logs map[string][]byte) {

@@ -325,23 +325,23 @@ func scoreSlurm[T scoredItem](c *cobra.Command, f *factory, o *slurmOptions, wor
 	return out, logs, nil
 }
 
-// runEvalSlurm scores the same tasks as runEval, as a Slurm job array, and writes the
-// same result folder. The tasks and predictions were read and matched already (bad
-// input is refused before anything is submitted); the workers read them again from the
-// same absolute paths.
-func runEvalSlurm(c *cobra.Command, f *factory, opts *evalOptions, tasks []schemas.Task, builtin bool, meta schemas.EvalSummary) error {
+// runEvalSlurm scores the same tasks as a local eval, as a Slurm job array, for the
+// same result folder (eval.RunOptions.Remote). The tasks and predictions were read and
+// matched already (bad input is refused before anything is submitted); the workers read
+// them again from the same absolute paths.
+func runEvalSlurm(c *cobra.Command, f *factory, opts *evalOptions, tasks []schemas.Task, builtin bool) (*eval.Outcome, eval.Store, error) {
 	st, err := f.OpenStore()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	sw, shared, err := scoringWorkOf(&opts.scoringOptions)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	args := &evalWork{scoringWork: sw, Pred: opts.Pred}
 	if !builtin {
 		if err := sharedPath(shared, "predictions file", &args.Pred); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	progress := evalProgress(f)
@@ -353,9 +353,9 @@ func runEvalSlurm(c *cobra.Command, f *factory, opts *evalOptions, tasks []schem
 		progress(ev)
 	})
 	if out == nil || err != nil {
-		return err
+		return nil, nil, err
 	}
-	return finishScoring(f, &eval.Evaluator{Store: st}, scored{dir: opts.Out, meta: meta, tasks: tasks, out: out}, nil)
+	return out, st, nil
 }
 
 func (it evalItem) addTo(out *eval.Outcome, _ map[string][]byte) {

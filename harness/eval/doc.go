@@ -15,5 +15,8 @@
 // row, the prediction, the image, the core and the scoring version and the safe-install
 // source: the same prediction is scored once. An infrastructure fault is a *Fault and
 // leaves the task without a result. The result folder (results.jsonl, summary.json,
-// logs/<id>.log) is written by WriteFolder and read by ReadFolder (and by the report).
+// logs/<id>.log) is written by WriteFolder (WriteResults: with its summary and logs) and
+// read by ReadFolder (and by the report). Run is envgap eval whole: the tasks and
+// predictions read and matched, the scoring here or elsewhere (RunOptions.Remote: eval
+// --slurm), and the result folder written.
 package eval

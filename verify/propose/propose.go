@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -52,25 +53,32 @@ const maxFailureLog = 256 << 10
 // files (the crawl's; cmd wires it in).
 type PatchFunc func(project, fix []schemas.File) (string, error)
 
-// Options configure a propose run. Store, Runner, Materialize, Agent and Patch are
-// required.
+// Env is what a propose run works on: the store, and the evaluation core's runner (which
+// runs the repro command's specs, within Limits) and checkout (a GitHub candidate's base
+// commit alone).
+type Env struct {
+	Store    catalog.Store
+	Runner   core.SpecRunner
+	Limits   sandbox.Limits
+	Checkout core.ProjectSource
+}
+
+// Options configure a propose run. Open, Materialize, Agent and Patch are required.
 type Options struct {
-	Store catalog.Store
-	// Runner runs the repro command's specs through the evaluation core (verify's stage),
-	// within Limits.
-	Runner core.SpecRunner
-	Limits sandbox.Limits
-	// Checkout fetches a GitHub candidate's base commit alone.
-	Checkout    core.ProjectSource
+	// Open opens the environment (the store, verify's engines and registry proxy) and what
+	// closes it, first.
+	Open        func() (*Env, io.Closer, error)
 	Materialize agent.MaterializeFunc
 	Patch       PatchFunc
 	// Agent is the agent command, run with sh -c in the workspace.
 	Agent string
-	// Builtin is envgap's own model agent (propose --agent openai|bedrock), acting in a
-	// box; when set, Agent is ignored and Runner must open boxes (agent.BoxOpener).
-	Builtin *agent.Builtin
-	// Contained runs the agent command in a box (--agent-image); nil: on this host.
-	Contained *agent.Contained
+	// Builtin, when set, returns envgap's own model agent (propose --agent
+	// openai|bedrock; nil when Agent names none), acting in a box: then Agent is ignored
+	// and the Runner must open boxes (agent.BoxOpener). Called once Open has opened.
+	Builtin func(context.Context) (*agent.Builtin, error)
+	// Contained, when set, returns how the agent command runs in a box (--agent-image;
+	// nil: on this host). Called once Open has opened.
+	Contained func(context.Context) (*agent.Contained, error)
 	Timeout   time.Duration
 	// IDs restricts the run to these candidates; empty: every Reported candidate whose
 	// failure reproduces and that has no fix.
@@ -82,6 +90,14 @@ type Options struct {
 	ReproCommand string
 	Now          func() time.Time
 	Progress     func(Result)
+}
+
+// job is a propose run opened: its options, its environment and its agent.
+type job struct {
+	Options
+	*Env
+	Builtin   *agent.Builtin
+	Contained *agent.Contained
 }
 
 // Result is what propose did for one candidate.
@@ -126,7 +142,23 @@ type target struct {
 // answer as a proposal. A candidate asked before with the same agent, candidate and
 // reproduction is not asked again. A fault leaves the candidate without a proposal
 // (Result.Error) and the next run asks again.
-func Run(ctx context.Context, opts Options) (*Report, error) {
+func Run(ctx context.Context, o Options) (*Report, error) {
+	env, closer, err := o.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer closer.Close()
+	opts := &job{Options: o, Env: env}
+	if o.Builtin != nil {
+		if opts.Builtin, err = o.Builtin(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if o.Contained != nil {
+		if opts.Contained, err = o.Contained(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -251,7 +283,7 @@ func selectTargets(st catalog.Store, ids []string) ([]target, error) {
 }
 
 // one asks for one candidate's fix; the error is the fault in Result.Error, if any.
-func one(ctx context.Context, tg target, opts Options) (Result, error) {
+func one(ctx context.Context, tg target, opts *job) (Result, error) {
 	c := &tg.cand
 	res := Result{InstanceID: c.InstanceID}
 	fail := func(err error) (Result, error) {
@@ -301,7 +333,7 @@ func Ref(id string, d schemas.Digest) string { return data.ProposalRef(id, d) }
 
 // ask runs the agent once in a fresh workspace at base_commit and turns what it did into
 // a proposal (refused, with the reason, when it cannot be checked).
-func ask(ctx context.Context, tg target, opts Options) (*schemas.Proposal, error) {
+func ask(ctx context.Context, tg target, opts *job) (*schemas.Proposal, error) {
 	c := &tg.cand
 	t := c.ToTask()
 	t.BootstrapCommand, t.ResolveCommand = tg.repro.Recipe.BootstrapCommand, tg.repro.Recipe.ResolveCommand
@@ -442,7 +474,7 @@ func ask(ctx context.Context, tg target, opts Options) (*schemas.Proposal, error
 }
 
 // agentName is how proposals name the agent: its command, or provider:model.
-func agentName(opts Options) string {
+func agentName(opts *job) string {
 	if opts.Builtin != nil {
 		return opts.Builtin.Label()
 	}
@@ -450,7 +482,7 @@ func agentName(opts Options) string {
 }
 
 // baseOf returns the project at base_commit as the evaluation core sees it.
-func baseOf(ctx context.Context, t *schemas.Task, opts Options) ([]core.File, error) {
+func baseOf(ctx context.Context, t *schemas.Task, opts *job) ([]core.File, error) {
 	files, err := core.TaskProject(ctx, t, opts.Checkout)
 	if err != nil {
 		return nil, &core.InfraError{Err: err}
