@@ -155,7 +155,7 @@ func (b *builtinFlags) agent(ctx context.Context, name string, f *factory) (*age
 // contained returns how an agent command runs in a box (nil: on this host, said on
 // stderr); see containedOn. cards are the tasks' evaluation images (nil: any, checked
 // when each box opens).
-func (b *builtinFlags) contained(ctx context.Context, f *factory, agentName string, cards []string, checker agent.ImageChecker) (*agent.Contained, error) {
+func (b *builtinFlags) contained(ctx context.Context, f *factory, agentName string, cards []string, checker any) (*agent.Contained, error) {
 	if isBuiltin(agentName) || agentName == "noop" || agentName == "gold" {
 		return nil, nil
 	}
@@ -166,7 +166,7 @@ func (b *builtinFlags) contained(ctx context.Context, f *factory, agentName stri
 // on stderr that it is not contained) without images; else the images, each checked on
 // the engine before anything starts to be built on the evaluation images it serves (cards;
 // nil: any evaluation image may be named, and each box checks its image when it opens).
-func containedOn(ctx context.Context, f *factory, imageFlags, hostFlags, cards []string, checker agent.ImageChecker) (*agent.Contained, error) {
+func containedOn(ctx context.Context, f *factory, imageFlags, hostFlags, cards []string, checker any) (*agent.Contained, error) {
 	if len(imageFlags) == 0 {
 		fmt.Fprintln(f.Err, "envgap: the agent command runs on this host, not contained: it has your privileges and network (the live registries, the project's later history); give --agent-image IMAGE to run it in a box (docs/agents.md)")
 		return nil, nil
@@ -186,12 +186,16 @@ func containedOn(ctx context.Context, f *factory, imageFlags, hostFlags, cards [
 		return nil, usageError{err}
 	}
 	c := &agent.Contained{Images: images, AllowHosts: hosts}
+	ch, ok := checker.(agent.ImageChecker)
+	if !ok && len(cards) > 0 {
+		return nil, errors.New("this engine cannot check agent images")
+	}
 	for _, card := range cards {
 		img := c.ImageFor(card)
 		if img == "" {
 			return nil, usageError{fmt.Errorf("--agent-image: no image for the tasks on %s: give IMAGE for every task or %s=IMAGE", card, card)}
 		}
-		if err := checker.CheckAgentImage(ctx, img, card); errors.Is(err, core.ErrNotBuiltOn) || errors.Is(err, sandbox.ErrImageMissing) {
+		if err := ch.CheckAgentImage(ctx, img, card); errors.Is(err, core.ErrNotBuiltOn) || errors.Is(err, sandbox.ErrImageMissing) {
 			return nil, usageError{fmt.Errorf("--agent-image: %w", err)}
 		} else if err != nil {
 			return nil, err

@@ -86,19 +86,17 @@ asked again with the same agent.`,
 
 func runPropose(c *cobra.Command, f *factory, opts *proposeOptions) error {
 	progress := f.newProgress()
-	var checker agent.ImageChecker // the open session's stage checks the agent's images
 	rep, err := propose.Run(c.Context(), propose.Options{
 		Open: func() (*propose.Env, io.Closer, error) {
 			sess, vo, err := opts.open(c, f)
 			if err != nil {
 				return nil, nil, err
 			}
-			checker = sess.Stage
 			return &propose.Env{Store: sess.Stage.Store, Runner: sess.Stage, Limits: vo.Limits, Checkout: vo.Checkout}, sess, nil
 		},
 		Builtin: func(ctx context.Context) (*agent.Builtin, error) { return opts.builtinFlags.agent(ctx, opts.Agent, f) },
-		Contained: func(ctx context.Context) (*agent.Contained, error) {
-			return opts.builtinFlags.contained(ctx, f, opts.Agent, nil, checker)
+		Contained: func(ctx context.Context, runner any) (*agent.Contained, error) {
+			return opts.builtinFlags.contained(ctx, f, opts.Agent, nil, runner)
 		},
 		Materialize: materialize(opts.GitURLTemplate), Patch: lite.Patch,
 		Agent: opts.Agent, Timeout: opts.AttemptTimeout, IDs: opts.IDs, WorkDir: opts.WorkDir, OutDir: opts.Keep,

@@ -129,13 +129,12 @@ func materialize(urlTemplate string) agent.MaterializeFunc {
 
 func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
 	progress := f.newProgress()
-	var checker agent.ImageChecker // the open session's stage checks the agent's images
 	o := run.FolderOptions{
 		Tasks:   func() ([]schemas.Task, error) { return opts.splitTasks(f) },
 		Agent:   opts.Agent,
 		Builtin: func(ctx context.Context) (*agent.Builtin, error) { return opts.builtinFlags.agent(ctx, opts.Agent, f) },
-		Contained: func(ctx context.Context, tasks []schemas.Task) (*agent.Contained, error) {
-			return opts.builtinFlags.contained(ctx, f, opts.Agent, agent.CardImages(tasks), checker)
+		Contained: func(ctx context.Context, tasks []schemas.Task, runner any) (*agent.Contained, error) {
+			return opts.builtinFlags.contained(ctx, f, opts.Agent, agent.CardImages(tasks), runner)
 		},
 		Name:           opts.Name,
 		Split:          opts.Split,
@@ -148,12 +147,7 @@ func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
 		WorkDir:        opts.WorkDir,
 		Out:            opts.Out,
 		Open: func() (*eval.Evaluator, io.Closer, error) {
-			ev, sess, err := opts.evaluator(c, f)
-			if err != nil {
-				return nil, nil, err
-			}
-			checker = sess.Stage
-			return ev, sess, nil
+			return opts.evaluator(c, f)
 		},
 		Progress: func(id string, k, n int, r *schemas.EvalResult, err error) {
 			progress.step(0, 0, fmt.Sprintf("%s run %d attempt %d", id, k, n), string(r.Status), "")

@@ -26,8 +26,9 @@ type FolderOptions struct {
 	// called once the tasks are read.
 	Builtin func(context.Context) (*agent.Builtin, error)
 	// Contained, when set, returns how the agent command runs in a box (--agent-image;
-	// nil: on this host) for the tasks; called once Open has opened.
-	Contained func(ctx context.Context, tasks []schemas.Task) (*agent.Contained, error)
+	// nil: on this host) for the tasks; called once Open has opened, with the evaluator's
+	// runner (which checks the agent's images: agent.ImageChecker).
+	Contained func(ctx context.Context, tasks []schemas.Task, runner any) (*agent.Contained, error)
 	// Name names the agent in the summary; "" names it after the command's first word.
 	Name  string
 	Split string
@@ -95,7 +96,7 @@ func Folder(ctx context.Context, o FolderOptions) (*eval.Scored, error) {
 	defer closer.Close()
 	var contained *agent.Contained
 	if o.Contained != nil {
-		if contained, err = o.Contained(ctx, tasks); err != nil {
+		if contained, err = o.Contained(ctx, tasks, ev.Runner); err != nil {
 			return nil, err
 		}
 	}

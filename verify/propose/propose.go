@@ -77,8 +77,8 @@ type Options struct {
 	// and the Runner must open boxes (agent.BoxOpener). Called once Open has opened.
 	Builtin func(context.Context) (*agent.Builtin, error)
 	// Contained, when set, returns how the agent command runs in a box (--agent-image;
-	// nil: on this host). Called once Open has opened.
-	Contained func(context.Context) (*agent.Contained, error)
+	// nil: on this host). Called once Open has opened, with its Env's Runner.
+	Contained func(ctx context.Context, runner any) (*agent.Contained, error)
 	Timeout   time.Duration
 	// IDs restricts the run to these candidates; empty: every Reported candidate whose
 	// failure reproduces and that has no fix.
@@ -155,7 +155,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	if o.Contained != nil {
-		if opts.Contained, err = o.Contained(ctx); err != nil {
+		if opts.Contained, err = o.Contained(ctx, env.Runner); err != nil {
 			return nil, err
 		}
 	}
