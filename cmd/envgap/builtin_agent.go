@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/envgap/envgap/lib/agent"
@@ -196,6 +197,9 @@ func containedOn(ctx context.Context, f *factory, imageFlags, hostFlags, cards [
 			return nil, usageError{fmt.Errorf("--agent-image: no image for the tasks on %s: give IMAGE for every task or %s=IMAGE", card, card)}
 		}
 		if err := ch.CheckAgentImage(ctx, img, card); errors.Is(err, core.ErrNotBuiltOn) || errors.Is(err, sandbox.ErrImageMissing) {
+			if _, own := images[card]; !own && len(cards) > 1 {
+				err = fmt.Errorf("%w; these tasks run on %d evaluation images (%s): give one image for each, as --agent-image EVAL-IMAGE=IMAGE", err, len(cards), strings.Join(cards, ", "))
+			}
 			return nil, usageError{fmt.Errorf("--agent-image: %w", err)}
 		} else if err != nil {
 			return nil, err
