@@ -187,21 +187,21 @@ func containedOn(ctx context.Context, f *factory, imageFlags, hostFlags, cards [
 		return nil, usageError{err}
 	}
 	c := &agent.Contained{Images: images, AllowHosts: hosts}
-	ch, ok := checker.(agent.ImageChecker)
-	if !ok && len(cards) > 0 {
+	if _, ok := checker.(agent.ImageChecker); !ok && len(cards) > 0 {
 		return nil, errors.New("this engine cannot check agent images")
 	}
 	for _, card := range cards {
-		img := c.ImageFor(card)
-		if img == "" {
-			return nil, usageError{fmt.Errorf("--agent-image: no image for the tasks on %s: give IMAGE for every task or %s=IMAGE", card, card)}
-		}
-		if err := ch.CheckAgentImage(ctx, img, card); errors.Is(err, core.ErrNotBuiltOn) || errors.Is(err, sandbox.ErrImageMissing) {
+		// Checked here, the boxes find the pair checked (Contained caches it).
+		_, err := c.Image(ctx, card, checker)
+		switch {
+		case errors.Is(err, core.ErrNotBuiltOn) || errors.Is(err, sandbox.ErrImageMissing):
 			if _, own := images[card]; !own && len(cards) > 1 {
 				err = fmt.Errorf("%w; these tasks run on %d evaluation images (%s): give one image for each, as --agent-image EVAL-IMAGE=IMAGE", err, len(cards), strings.Join(cards, ", "))
 			}
-			return nil, usageError{fmt.Errorf("--agent-image: %w", err)}
-		} else if err != nil {
+			return nil, usageError{err}
+		case errors.Is(err, agent.ErrNoImage):
+			return nil, usageError{err}
+		case err != nil:
 			return nil, err
 		}
 	}

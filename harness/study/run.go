@@ -112,11 +112,7 @@ func (b *CommandBox) run(ctx context.Context, t Turn, command string, env []stri
 	if err != nil {
 		return 0, false, 0, err
 	}
-	n := 0
-	for _, r := range refused {
-		n += r.Count
-	}
-	return res.ExitCode, res.TimedOut, n, nil
+	return res.ExitCode, res.TimedOut, agent.CountRefused(refused), nil
 }
 
 // Turn runs the command once.

@@ -122,7 +122,7 @@ func Act(ctx context.Context, ws *Workspace, o ActOptions) (*Action, error) {
 		// agent's own, and are always counted.
 		act.Trajectory = withRefusals(act.Trajectory, refused)
 	}
-	act.Info.RefusedConnections = countRefused(refused)
+	act.Info.RefusedConnections = CountRefused(refused)
 	if _, err := os.Stat(ws.Dir); err != nil {
 		act.Refused = "the agent removed its workspace"
 		return act, nil
@@ -326,7 +326,8 @@ func withRefusals(traj []any, refused []schemas.ConnectionCount) []any {
 	return traj
 }
 
-func countRefused(refused []schemas.ConnectionCount) int {
+// CountRefused is how many connections the door refused in all.
+func CountRefused(refused []schemas.ConnectionCount) int {
 	n := 0
 	for _, r := range refused {
 		n += r.Count

@@ -147,7 +147,7 @@ func ActBuiltin(ctx context.Context, ws *Workspace, b *Builtin, at BuiltinAttemp
 	info := &schemas.AgentAttempt{Command: b.Label(), Model: b.Model.Name(), Turns: res.Turns, InputTokens: res.Usage.InputTokens,
 		OutputTokens: res.Usage.OutputTokens, Stop: res.Stop, DurationMS: time.Since(start).Milliseconds(), TimedOut: res.Stop == loop.StopTimeout,
 		FirstRequestMS: (loopStart.Sub(start) + res.FirstRequest).Milliseconds()}
-	info.RefusedConnections = countRefused(refused)
+	info.RefusedConnections = CountRefused(refused)
 	traj := withRefusals(res.Trajectory, refused)
 	// The trajectory as JSON values (what eval's rules and the store read).
 	raw, err := json.Marshal(traj)

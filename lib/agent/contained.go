@@ -74,12 +74,16 @@ func (c *Contained) Box(ctx context.Context, t *schemas.Task, opener any, limits
 	return &BoxRun{Opener: op, Image: img, AllowHosts: c.AllowHosts, Limits: limits}, nil
 }
 
+// ErrNoImage is returned (wrapped) by Image for a card image no --agent-image serves.
+var ErrNoImage = errors.New("no --agent-image")
+
 // Image returns the agent image of a card image; when checker can check images
-// (ImageChecker), it is checked to be built on the card image (once per pair).
+// (ImageChecker), it is checked to be built on the card image (once per pair: a check
+// made before the run starts is not made again when each box opens).
 func (c *Contained) Image(ctx context.Context, card string, checker any) (string, error) {
 	img := c.ImageFor(card)
 	if img == "" {
-		return "", fmt.Errorf("no --agent-image for the evaluation image %s", card)
+		return "", fmt.Errorf("%w for the tasks on the evaluation image %s: give IMAGE for every task or %s=IMAGE", ErrNoImage, card, card)
 	}
 	if ch, ok := checker.(ImageChecker); ok {
 		if err := c.check(ctx, ch, img, card); err != nil {

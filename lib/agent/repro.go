@@ -95,7 +95,7 @@ func (s *ReproServer) Env(command string) ([]string, error) {
 	return []string{EnvRepro + "=" + script, EnvReproURL + "=http://" + s.ln.Addr().String() + "/repro", EnvReproToken + "=" + s.token}, nil
 }
 
-// Close stops the server (and the listeners opened for boxes).
+// Close stops the server (a box's listener is closed by the function BoxEnv returns).
 func (s *ReproServer) Close() error { return s.srv.Close() }
 
 // boxClient is ENVGAP_REPRO in a box: the box has no envgap, so it is a client of the
