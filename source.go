@@ -24,7 +24,7 @@ import (
 // (TestHarnessZipBuilds).
 //
 //go:embed go.mod go.sum *.go Makefile README.md .gitignore docs
-//go:embed cmd crawl export harness lib schemas verify images scripts
+//go:embed cmd core crawl export harness lib schemas verify images scripts
 //go:embed data/*.go data/*.json data/catalog data/demo data/demo/pypi/simple/.keep
 var source embed.FS
 

@@ -49,7 +49,7 @@ func TaskLines(tasks []schemas.Task) ([]byte, error) {
 // net/http/httptest); the harness zip leaves them out with the tests.
 // TestHarnessSourceBuildsWithoutTests (root package) checks that no file the zip keeps
 // imports one.
-var testOnlyDirs = []string{"crawl/gittest", "data/datatest", "export/hub/hubtest", "internal/testenv", "verify/sandbox/sandboxtest"}
+var testOnlyDirs = []string{"crawl/gittest", "data/datatest", "export/hub/hubtest", "internal/testenv", "core/sandbox/sandboxtest"}
 
 // HarnessOmits reports whether the harness zip leaves out the file at path p (relative to
 // the source tree) because only tests use it: _test.go files, testdata/ folders, the

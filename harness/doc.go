@@ -11,5 +11,5 @@
 //
 // The harness shares with the other stages only what lives below them: lib (the
 // environment-file classifier, the agent protocol, the job queue, the Hub folder's
-// format) and the evaluation core (verify/core and its packages). cmd wires it.
+// format) and the evaluation core (core and its packages). cmd wires it.
 package harness

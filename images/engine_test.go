@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/images"
 	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // needEngine skips (or fails, with ENVGAP_REQUIRE_ENGINE=1: testenv) without an engine.

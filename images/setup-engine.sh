@@ -23,7 +23,7 @@
 #  5. Traffic from that network to anything but the host's own addresses is refused
 #     by the kernel (ip rule + a prohibit-only routing table, counted by the mangle
 #     chain ENVGAP-EGRESS-COUNT): the registry proxy and the egress door on the
-#     gateway are the only way out (see verify/egress). Image builds do not use the
+#     gateway are the only way out (see core/egress). Image builds do not use the
 #     network `envgap` and are not affected.
 #
 # The last line printed is always an `export DOCKER_HOST=...` line, so
@@ -155,7 +155,7 @@ done
 iptables -I INPUT 1 -s "$subnet" -j "$CHAIN"
 log "containers of $NET ($subnet) reach no host service bound to all addresses (iptables chain $CHAIN)"
 
-# 5. The one door out (verify/egress). Whatever the network's containers send to an
+# 5. The one door out (core/egress). Whatever the network's containers send to an
 # address that is not the host's own is refused by the kernel: a policy-routing rule
 # sends it to table $EGRESS_TABLE, whose only route is `prohibit` (the sender gets
 # "no route to host" at once). Packets to the host's addresses are delivered locally

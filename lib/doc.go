@@ -1,8 +1,7 @@
 // Package lib is the shared layer below the stages (crawl, verify, export, harness): what
 // more than one stage needs lives here, so that no stage imports another and cmd carries
-// no adapters between them. lib imports schemas, data and the evaluation core
-// (verify/core and its packages), never a stage; internal/depcheck checks it. Its
-// packages:
+// no adapters between them. lib stands on the evaluation core (core and its packages),
+// data and schemas, and imports no stage; internal/depcheck checks it. Its packages:
 //
 //   - lib/envfiles: the environment-file classifier (the crawl's candidates, eval's and
 //     propose's refusal of source changes);

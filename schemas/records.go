@@ -104,7 +104,7 @@ type Run struct {
 	// stored before the field existed, read the same).
 	SkippedLinks []string `json:"skipped_links,omitempty"`
 	// RefusedConnections are the connections the sandbox's egress door refused during
-	// the run (verify/egress: everything but the registry proxy and the image's undated
+	// the run (core/egress: everything but the registry proxy and the image's undated
 	// package sources), by host and port with a count, sorted; absent when there were
 	// none. Connections that bypass the door are refused by the kernel and not listed.
 	RefusedConnections []ConnectionCount `json:"refused_connections,omitempty"`

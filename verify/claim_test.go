@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/registry"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/data/datatest"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/registry"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // Child mode of TestTwoVerifiesShareTheWork: verify every candidate of the store in

@@ -1,5 +1,5 @@
 // Package verify is the verify stage: for each candidate without a verdict it runs the
-// evaluation core (package verify/core) before and after the candidate's fix, in a fresh
+// evaluation core (package core) before and after the candidate's fix, in a fresh
 // container with the package registries cut back to its registry_date, and records a
 // verdict: verified (the expected failure shows up before the fix and the project runs
 // after it), already_works (nothing fails before the fix) or not_reproduced (the failure

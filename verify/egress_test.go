@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/registry"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/registry"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // npmLive returns the live npm registry (the npm client's) and its host and port.

@@ -8,10 +8,10 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/envgap/envgap/core/sandbox"
+	"github.com/envgap/envgap/core/sandbox/sandboxtest"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/sandbox"
-	"github.com/envgap/envgap/verify/sandbox/sandboxtest"
 )
 
 // TestFrozenEngineEndsVerify: an engine that stops answering in the middle of a step ends

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/data/catalog"
-	"github.com/envgap/envgap/verify/core"
 )
 
 // Verify and recheck one item at a time, for workers that take their items from

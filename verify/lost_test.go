@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/registry"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/registry"
 )
 
 // A verdict whose run lost a step's output is decided again by a verify of its id (not

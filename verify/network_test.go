@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/internal/testenv"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // TestSandboxReachesTheProxyAndNoOtherHostService: a sandbox reaches the registry proxy

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // verifyKey is the memo key of one candidate's verification.

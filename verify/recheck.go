@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
 )
 
 // RecheckResult is what a recheck found for one task.

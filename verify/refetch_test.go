@@ -6,10 +6,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/registry"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/registry"
 )
 
 // A re-verify of unchanged GitHub candidates fetches no project: not for candidates that

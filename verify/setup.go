@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/egress"
+	"github.com/envgap/envgap/core/registry"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/data/catalog"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/egress"
-	"github.com/envgap/envgap/verify/registry"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // Env says which engines and registries a verify (or try, or recheck) session uses.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
 )
 
 // ImageID returns the id of a card image on the stage's first engine (asked once per Run

@@ -9,8 +9,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
 )
 
 // TryOptions configures one run of one candidate for people (envgap try).

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
 )
 
 // DirOptions describe an ad-hoc run of a directory (envgap try --dir).

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/registry"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/registry"
 )
 
 // timedRunner sums the time spent in the evaluation core's runs.

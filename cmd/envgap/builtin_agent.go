@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/lib/agent/loop"
 	"github.com/envgap/envgap/lib/agent/model"
@@ -18,8 +20,6 @@ import (
 	"github.com/envgap/envgap/lib/agent/model/openai"
 	"github.com/envgap/envgap/lib/agent/model/scripted"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/sandbox"
 	"github.com/spf13/cobra"
 )
 

@@ -5,8 +5,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/images"
-	"github.com/envgap/envgap/verify/sandbox"
 	"github.com/spf13/cobra"
 )
 

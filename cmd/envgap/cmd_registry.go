@@ -3,8 +3,8 @@ package main
 import (
 	"log/slog"
 
+	"github.com/envgap/envgap/core/registry"
 	"github.com/envgap/envgap/data/catalog"
-	"github.com/envgap/envgap/verify/registry"
 	"github.com/spf13/cobra"
 )
 

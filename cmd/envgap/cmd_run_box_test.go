@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/envgap/envgap/core/registry"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/registry"
 )
 
 // buildAgentImage builds an image FROM a card image with a marker file and the given

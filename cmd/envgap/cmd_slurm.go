@@ -11,11 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/lib/jobs"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
-	"github.com/envgap/envgap/verify/sandbox"
 	"github.com/spf13/cobra"
 )
 

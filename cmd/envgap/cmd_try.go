@@ -3,9 +3,9 @@ package main
 import (
 	"fmt"
 
+	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/schemas"
 	"github.com/envgap/envgap/verify"
-	"github.com/envgap/envgap/verify/core"
 	"github.com/spf13/cobra"
 )
 

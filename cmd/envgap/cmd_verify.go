@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/envgap/envgap/core/registry"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/lib/jobs"
 	"github.com/envgap/envgap/verify"
-	"github.com/envgap/envgap/verify/registry"
-	"github.com/envgap/envgap/verify/sandbox"
 	"github.com/spf13/cobra"
 )
 

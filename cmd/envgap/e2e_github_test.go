@@ -13,13 +13,13 @@ import (
 	"github.com/envgap/envgap/crawl/gittest"
 	"github.com/envgap/envgap/lib/release"
 
+	"github.com/envgap/envgap/core/registry"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/crawl/fakegithub"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/export/scan"
 	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/registry"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // The end-to-end scenario of the GitHub path: padco/padder, a small Node.js program.

@@ -6,14 +6,14 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/registry"
+	"github.com/envgap/envgap/core/shell"
 	"github.com/envgap/envgap/crawl"
 	"github.com/envgap/envgap/crawl/gitfetch"
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/lib/safeinstall"
-	"github.com/envgap/envgap/lib/shell"
 	"github.com/envgap/envgap/verify"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/registry"
 	"github.com/spf13/cobra"
 )
 

@@ -21,7 +21,7 @@
 // PyPIHandler serves such a folder over HTTP as a PEP 691 JSON simple index rooted at
 // /simple/: /simple/ lists the projects, /simple/<name>/ answers the page with
 // Content-Type application/vnd.pypi.simple.v1+json, /simple/<name>/<file> the file. The
-// registry proxy (verify/registry) takes that URL as its PyPI upstream
+// registry proxy (core/registry) takes that URL as its PyPI upstream
 // (Options.PyPIUpstream = "http://<addr>/simple/"), and pip can use it directly with
 // --index-url. `go run ./data/demo/pypiserve --addr 127.0.0.1:8765` serves the embedded
 // copy on its own.

@@ -8,7 +8,7 @@
 // unchanged copy of a project file is allowed), reads the trajectory for the later-history rules (leak.go; shapes it
 // does not know are "not inspected"), runs the project at base_commit with the files
 // applied in a fresh container through the core (side "prediction", memoised by
-// verify's run memo), and measures manifest F1 (D1 against D3, verify/deps) and the
+// verify's run memo), and measures manifest F1 (D1 against D3, core/deps) and the
 // safe-install share (the registry audit's, Evaluator.SafeInstall).
 //
 // Each result (schemas.EvalResult) is memoised in the store (stage "eval") by the task

@@ -8,13 +8,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/deps"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/lib/envfiles"
 	"github.com/envgap/envgap/lib/safeinstall"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/deps"
-	"github.com/envgap/envgap/verify/sandbox"
 	"github.com/sourcegraph/conc/pool"
 )
 

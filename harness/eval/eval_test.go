@@ -8,11 +8,11 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/lib/safeinstall"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 func str(s string) *string { return &s }

@@ -10,9 +10,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
 )
 
 // Folder is a result folder read back.

@@ -10,10 +10,10 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/envgap/envgap/core/registry"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/registry"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // SchemaVersion is the version of Harbor's task configuration (task.toml's

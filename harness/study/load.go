@@ -9,9 +9,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/envgap/envgap/core/deps"
 	"github.com/envgap/envgap/lib/studylayout"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/deps"
 )
 
 // MainTrial is the trial of the study's primary instances (each agent once per task and

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/recipe"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/lib/studylayout"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/recipe"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // MemoStage is the store's memo stage of measured layers: key the digest of the run's

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/lib/agent/loop"
 	"github.com/envgap/envgap/lib/agent/model"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // StudySystem is the system prompt of a built-in model agent in the study: a developer's

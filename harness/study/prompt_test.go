@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/lib/studylayout"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
 )
 
 func TestPromptFigure3(t *testing.T) {

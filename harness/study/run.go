@@ -13,11 +13,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/lib/studylayout"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // Turn is one agent interaction of the protocol: Gen (round 0) or a Repair round.

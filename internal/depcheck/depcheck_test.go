@@ -1,17 +1,18 @@
-// Package depcheck holds the test that keeps envgap's layering true:
+// Package depcheck holds the test that keeps envgap's layering true. The packages stand on
+// floors, read from the bottom:
 //
-//	cmd -> stages (crawl, verify, export, harness) -> lib -> the evaluation core -> data -> schemas
+//	schemas -> data -> core -> lib -> the stages (crawl, verify, export, harness; images) -> cmd
 //
-// A stage never imports another stage (cmd wires them); nothing but cmd imports a stage's
-// root package; lib and the evaluation core (verify/core, verify/sandbox, verify/registry,
-// verify/deps, verify/recipe, verify/egress) import no stage, and the core imports no lib
-// package but the leaves lib/shell and lib/headtail;
-// no package of a stage imports its parent (or any folder above it: a stage's root is not
-// a library for its children; in lib and data a parent may declare what its children
-// implement, as lib/agent/model does for its model clients, or be the base they build on,
-// as data is for data/catalog); nothing imports cmd; schemas
-// imports only the standard library; data imports only schemas; and the test switch
-// internal/testenv is imported by tests only.
+// A package imports only its own floor and the floors below it: schemas imports nothing of
+// envgap (and only the standard library), data imports only schemas, core (the evaluation
+// core every container run goes through) imports only data and schemas, lib imports no stage.
+// On the stages' floor a stage never imports another stage (cmd wires them), and images (the
+// evaluation images' build) counts as a stage of its own; no package of a stage or of core
+// imports its parent or a folder above it (a root is not a library for its children; in lib
+// and data a parent may declare what its children implement, as lib/agent/model does for its
+// model clients, or be the base they build on, as data is for data/catalog); nothing imports
+// cmd; the root package (envgap's embedded source) uses the standard library only and only
+// cmd imports it; and the test switch internal/testenv is imported by tests only.
 package depcheck
 
 import (
@@ -28,34 +29,37 @@ import (
 
 const module = "github.com/envgap/envgap"
 
-// stages are the top-level folders that never import each other.
-var stages = []string{"crawl", "verify", "export", "harness"}
+// stages are the top-level folders of the stages' floor, which never import each other.
+var stages = []string{"crawl", "verify", "export", "harness", "images"}
 
-// corePkgs are the evaluation core: inside verify's folder, but a layer below every stage.
-var corePkgs = []string{"verify/core", "verify/sandbox", "verify/registry", "verify/deps", "verify/recipe", "verify/egress"}
-
-// coreMayUse are the lib packages below the core itself (they import nothing of envgap),
-// which the core may use too.
-var coreMayUse = []string{"lib/shell", "lib/headtail"}
-
-// layer names what a package (a path below the module) is: "core", "lib", a stage's
-// name, or its top-level folder.
-func layer(pkg string) string {
-	for _, c := range corePkgs {
-		if pkg == c || strings.HasPrefix(pkg, c+"/") {
-			return "core"
-		}
+// floor says which floor a top-level folder stands on (higher imports lower, never the
+// reverse); -1 for a folder outside the floors (the root package, internal).
+func floor(top string) int {
+	switch {
+	case top == "schemas":
+		return 0
+	case top == "data":
+		return 1
+	case top == "core":
+		return 2
+	case top == "lib":
+		return 3
+	case slices.Contains(stages, top):
+		return 4
+	case top == "cmd":
+		return 5
 	}
-	return strings.SplitN(pkg, "/", 2)[0]
+	return -1
 }
 
+var floorName = []string{"schemas", "data", "core", "lib", "a stage", "cmd"}
+
 // violations returns what is wrong with package pkg (a path below the module, e.g.
-// "verify/core") importing imps; test says whether the importing file is a _test.go file
-// (a stage's tests keep to the stage too; the images' engine tests may run containers
-// through verify/sandbox).
+// "core/sandbox") importing imps; test says whether the importing file is a _test.go file
+// (a stage's tests keep to the stage too).
 func violations(pkg string, test bool, imps []string) []string {
 	top := strings.SplitN(pkg, "/", 2)[0]
-	from := layer(pkg)
+	from := floor(top)
 	var out []string
 	for _, imp := range imps {
 		if imp == module && top != "cmd" {
@@ -63,20 +67,20 @@ func violations(pkg string, test bool, imps []string) []string {
 			continue
 		}
 		if !strings.HasPrefix(imp, module+"/") {
-			if top == "." && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+			external := strings.Contains(strings.SplitN(imp, "/", 2)[0], ".")
+			switch {
+			case top == "." && external:
 				out = append(out, "the root package imports "+imp+": it uses the standard library only")
-			}
-			if top == "schemas" && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+			case top == "schemas" && external:
 				out = append(out, pkg+" imports "+imp+": schemas uses the standard library only")
-			}
-			if pkg == "internal/testenv" && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+			case pkg == "internal/testenv" && external:
 				out = append(out, pkg+" imports "+imp+": testenv uses the standard library only")
 			}
 			continue
 		}
 		rel := strings.TrimPrefix(imp, module+"/")
 		itop := strings.SplitN(rel, "/", 2)[0]
-		to := layer(rel)
+		to := floor(itop)
 		switch {
 		case top == "." && !test:
 			out = append(out, "the root package imports "+rel+": it imports nothing of envgap")
@@ -87,30 +91,17 @@ func violations(pkg string, test bool, imps []string) []string {
 			out = append(out, pkg+" imports "+rel+" outside a test")
 		case rel == "internal/testenv":
 		case rel == pkg: // a package's external tests (package x_test)
-		case strings.HasPrefix(pkg, rel+"/") && slices.Contains(stages, from):
-			out = append(out, pkg+" imports "+rel+": no package imports its parent (move what both need down a layer)")
-		case top == "schemas" && itop != "schemas":
-			out = append(out, pkg+" imports "+rel+": schemas imports nothing of envgap")
-		case top == "data" && itop != "data" && itop != "schemas":
-			out = append(out, pkg+" imports "+rel+": data imports only schemas")
-		case slices.Contains(coreMayUse, pkg):
-			out = append(out, pkg+" imports "+rel+": the core uses it, so it imports nothing of envgap")
-		case (from == "lib" || from == "core") && slices.Contains(stages, to):
-			out = append(out, pkg+" imports "+rel+": "+from+" imports no stage")
-		case from == "core" && (to == "lib" && !slices.Contains(coreMayUse, rel) || to == "images"):
-			out = append(out, pkg+" imports "+rel+": the evaluation core imports only data, schemas and itself")
-		case from == "lib" && to == "images":
-			out = append(out, pkg+" imports "+rel+": lib imports no stage")
-		case test && from == "harness" && to == "export":
-			// The scoring side's tests score a Hub folder that export made, as its users do.
-		case slices.Contains(stages, from) && to != from && (slices.Contains(stages, to) || to == "images"):
-			out = append(out, pkg+" imports "+rel+": a stage never imports another stage (cmd wires them)")
-		case top != "cmd" && slices.Contains(stages, rel):
-			out = append(out, pkg+" imports "+rel+": only cmd imports a stage's root package")
-		case top == "images" && !test && slices.Contains(stages, to):
-			out = append(out, pkg+" imports "+rel+": images imports no stage")
 		case top == "internal" && pkg != "internal/depcheck" && itop != "schemas":
 			out = append(out, pkg+" imports "+rel)
+		case top == "internal":
+		case to > from:
+			out = append(out, pkg+" imports "+rel+": "+floorName[from]+" stands below "+floorName[to]+" and imports only its floor and those under it")
+		case strings.HasPrefix(pkg, rel+"/") && (from == 4 || from == 2):
+			out = append(out, pkg+" imports "+rel+": no package imports its parent (move what both need down a floor)")
+		case test && top == "harness" && itop == "export":
+			// The scoring side's tests score a Hub folder that export made, as its users do.
+		case from == 4 && to == 4 && itop != top:
+			out = append(out, pkg+" imports "+rel+": a stage never imports another stage (cmd wires them)")
 		}
 	}
 	return out
@@ -123,30 +114,34 @@ func TestViolationsRule(t *testing.T) {
 		imps []string
 		want int
 	}{
-		{"verify/core", false, []string{"fmt", module + "/schemas", module + "/data", module + "/verify/registry", "github.com/docker/docker/client"}, 0},
-		{"verify/core", false, []string{module + "/export/audit"}, 1},
-		{"verify/core", false, []string{module + "/verify"}, 1},
-		{"verify/core", false, []string{module + "/lib/envfiles"}, 1},
-		{"verify/deps", false, []string{module + "/lib/shell"}, 0},
-		{"lib/shell", false, []string{module + "/verify/core"}, 1},
-		{"verify/sandbox", false, []string{module + "/lib/headtail"}, 0},
-		{"lib/headtail", false, []string{module + "/lib/shell"}, 1},
-		{"verify/sandbox", false, []string{module + "/verify/propose"}, 1},
+		{"core", false, []string{"fmt", module + "/schemas", module + "/data", module + "/core/registry", "github.com/docker/docker/client"}, 0},
+		{"core", false, []string{module + "/export/audit"}, 1},
+		{"core", false, []string{module + "/verify"}, 1},
+		{"core", false, []string{module + "/lib/envfiles"}, 1},
+		{"core/deps", false, []string{module + "/core/shell"}, 0},
+		{"core/deps", false, []string{module + "/core"}, 1},
+		{"core/sandbox", false, []string{module + "/core/headtail"}, 0},
+		{"core/headtail", false, []string{module + "/lib/agent"}, 1},
+		{"core/sandbox", false, []string{module + "/verify/propose"}, 1},
+		{"lib/agent", false, []string{module + "/core/shell"}, 0},
 		{"export", false, []string{module + "/crawl"}, 1},
 		{"crawl/lite", false, []string{module + "/cmd/envgap"}, 1},
 		{"crawl/lite", true, []string{module + "/internal/testenv"}, 0},
 		{"export/scan", true, []string{module + "/verify/propose"}, 1},
-		{"export/scan", false, []string{module + "/verify/core"}, 0},
+		{"export/scan", false, []string{module + "/core"}, 0},
 		{"crawl/lite", false, []string{module + "/internal/testenv"}, 1},
 		{"schemas", false, []string{"time", "golang.org/x/text/unicode/norm"}, 1},
 		{"schemas/semver", false, []string{module + "/data"}, 1},
 		{"schemas", false, []string{module + "/schemas/semver"}, 0},
-		{"data", false, []string{module + "/verify/core"}, 1},
+		{"data", false, []string{module + "/core"}, 1},
 		{"images", false, []string{module + "/data", module + "/schemas"}, 0},
-		{"images", false, []string{module + "/verify/sandbox"}, 0},
+		{"images", false, []string{module + "/lib/agent"}, 0},
+		{"lib/agent", false, []string{module + "/images"}, 1},
+		{"core", false, []string{module + "/lib/agent"}, 1},
+		{"images", false, []string{module + "/core/sandbox"}, 0},
 		{"images", false, []string{module + "/verify"}, 1},
 		{"images", true, []string{module + "/verify"}, 1},
-		{"images", true, []string{module + "/verify/sandbox"}, 0},
+		{"images", true, []string{module + "/core/sandbox"}, 0},
 		{"crawl", true, []string{module + "/crawl"}, 0},
 		{"data/catalog", false, []string{module + "/data"}, 0},
 		{"lib/agent/model/openai", false, []string{module + "/lib/agent/model"}, 0},
@@ -162,20 +157,20 @@ func TestViolationsRule(t *testing.T) {
 		{"export", false, []string{module}, 1},
 		{"cmd/envgap", false, []string{module}, 0},
 		// The new layers: harness is a stage, lib sits below the stages.
-		{"harness/eval", false, []string{module + "/verify/core", module + "/lib/envfiles", module + "/data", module + "/schemas"}, 0},
+		{"harness/eval", false, []string{module + "/core", module + "/lib/envfiles", module + "/data", module + "/schemas"}, 0},
 		{"harness/eval", false, []string{module + "/verify"}, 1},
 		{"harness/run", false, []string{module + "/harness/eval", module + "/lib/agent"}, 0},
 		{"harness/report", false, []string{module + "/export"}, 1},
 		{"export", false, []string{module + "/harness/eval"}, 1},
 		{"crawl", false, []string{module + "/lib/envfiles"}, 0},
-		{"lib/agent", false, []string{module + "/verify/core", module + "/verify/sandbox", module + "/data", module + "/lib/envfiles"}, 0},
+		{"lib/agent", false, []string{module + "/core", module + "/core/sandbox", module + "/data", module + "/lib/envfiles"}, 0},
 		{"lib/agent", false, []string{module + "/harness/eval"}, 1},
 		{"lib/jobs", false, []string{module + "/verify"}, 1},
 		{"lib/envfiles", false, []string{module + "/crawl"}, 1},
 		// Nothing but cmd imports a stage's root package; no package imports its parent.
 		{"verify/propose", false, []string{module + "/verify"}, 1},
 		{"crawl/lite", false, []string{module + "/crawl"}, 1},
-		{"verify/propose", false, []string{module + "/verify/core", module + "/lib/agent", module + "/data/catalog"}, 0},
+		{"verify/propose", false, []string{module + "/core", module + "/lib/agent", module + "/data/catalog"}, 0},
 	}
 	for _, tt := range tests {
 		if got := violations(tt.pkg, tt.test, tt.imps); len(got) != tt.want {

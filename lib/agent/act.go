@@ -17,10 +17,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/envgap/envgap/lib/shell"
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/sandbox"
+	"github.com/envgap/envgap/core/shell"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // Action is what one run of an agent command did to its workspace.

@@ -11,12 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/lib/agent/loop"
 	"github.com/envgap/envgap/lib/agent/model"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // Builtin is one of envgap's own model agents (run --agent openai|bedrock): the loop

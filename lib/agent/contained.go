@@ -11,9 +11,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // Contained is how agent commands run in boxes (run --agent CMD --agent-image IMAGE): the

@@ -18,9 +18,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/data"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // The environment an agent command gets (the protocol, docs/agents.md).

@@ -1,8 +1,8 @@
 package envfiles
 
 import (
+	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
 )
 
 // SourceChange returns the first path of the overlay that is not an environment file,

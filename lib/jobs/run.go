@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/envgap/envgap/lib/shell"
+	"github.com/envgap/envgap/core/shell"
 )
 
 // Run is one run of workers as a Slurm job array over a work queue.

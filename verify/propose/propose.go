@@ -13,13 +13,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/lib/envfiles"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/core"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // Version names the rules that turn an agent's work into a proposal. It is part of the

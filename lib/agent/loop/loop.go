@@ -21,8 +21,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/envgap/envgap/core/headtail"
 	"github.com/envgap/envgap/lib/agent/model"
-	"github.com/envgap/envgap/lib/headtail"
 )
 
 // Box is where the agent's commands run.

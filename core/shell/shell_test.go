@@ -4,7 +4,7 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/envgap/envgap/lib/shell"
+	"github.com/envgap/envgap/core/shell"
 )
 
 // TestQuoteRoundTrips hands hostile words to a real sh and checks each comes back whole.

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/envgap/envgap/core/registry"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/registry"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // okRunner is a Runner whose every step exits 0; it keeps the files it was given.

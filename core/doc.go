@@ -18,4 +18,11 @@
 // the strace log of the run step. An infrastructure fault (engine gone, image missing,
 // registry upstream down) is returned as an error, never recorded as the project's
 // outcome.
+//
+// The folder core/ is a floor of its own, between data and lib: everything a container run
+// goes through lives here and imports only data, schemas and itself. Its packages:
+// core/sandbox (the Docker Engine API: containers, limits, deadlines, the sandbox network),
+// core/egress (the one door out), core/registry (the date-limited PyPI and npm proxy),
+// core/recipe (the default commands), core/deps (D1, D2, D3 and manifest F1), core/shell
+// (the one shell quoting) and core/headtail (the one head-and-tail output cap).
 package core

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/envgap/envgap/verify/sandbox/sandboxtest"
+	"github.com/envgap/envgap/core/sandbox/sandboxtest"
 )
 
 // frozenRun starts a run of `sleep 600` (step timeout stepTimeout) through a freezer,

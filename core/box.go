@@ -7,10 +7,10 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/envgap/envgap/core/egress"
+	"github.com/envgap/envgap/core/registry"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/egress"
-	"github.com/envgap/envgap/verify/registry"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // BoxOpener is a Runner that also opens boxes (the sandbox's Engine is one).

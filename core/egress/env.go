@@ -64,11 +64,11 @@ func (s *Session) Files(direct ...string) []File {
 	proxy := s.URL()
 	u, _ := url.Parse(proxy)
 	host, port := u.Hostname(), u.Port()
-	apt := "// Written by envgap: the sandbox's one door out (verify/egress).\n" +
+	apt := "// Written by envgap: the sandbox's one door out (core/egress).\n" +
 		"Acquire::http::Proxy \"" + proxy + "/\";\nAcquire::https::Proxy \"" + proxy + "/\";\n"
 	non := strings.Join(append([]string{"localhost", "127.0.0.1"}, direct...), "|")
 	var m strings.Builder
-	m.WriteString("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- Written by envgap: the sandbox's one door out (verify/egress). -->\n<settings>\n  <proxies>\n")
+	m.WriteString("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- Written by envgap: the sandbox's one door out (core/egress). -->\n<settings>\n  <proxies>\n")
 	for _, proto := range []string{"http", "https"} {
 		m.WriteString("    <proxy>\n      <id>envgap-egress-" + proto + "</id>\n      <active>true</active>\n      <protocol>" + proto +
 			"</protocol>\n      <host>" + xmlEscape(host) + "</host>\n      <port>" + port + "</port>\n      <nonProxyHosts>" +

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/envgap/envgap/verify/sandbox"
+	"github.com/envgap/envgap/core/sandbox"
 )
 
 // Unresponsive keeps, for one command (a verify, a recheck, an eval), the engines that

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/envgap/envgap/verify/sandbox"
+	"github.com/envgap/envgap/core/sandbox"
 )
 
 // Runner is the part of the sandbox ImageHosts uses.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/envgap/envgap/core/deps"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/deps"
 )
 
 func TestDefault(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // Step names of a run. Evidence steps gather D2 and never decide an outcome.

@@ -10,9 +10,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/envgap/envgap/lib/shell"
+	"github.com/envgap/envgap/core/deps"
+	"github.com/envgap/envgap/core/shell"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/deps"
 )
 
 // Options tunes Default.

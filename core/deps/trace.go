@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/envgap/envgap/lib/shell"
+	"github.com/envgap/envgap/core/shell"
 	"github.com/envgap/envgap/schemas"
 )
 

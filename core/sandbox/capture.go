@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"hash"
 
-	"github.com/envgap/envgap/lib/headtail"
+	"github.com/envgap/envgap/core/headtail"
 )
 
 // capture keeps the head and tail of a byte stream in fixed memory (the odd byte of the

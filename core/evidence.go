@@ -4,11 +4,11 @@ import (
 	"regexp"
 	"sort"
 
+	"github.com/envgap/envgap/core/deps"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/deps"
 )
 
-// evidence gathers D1, D2 and D3 for one ecosystem (package verify/deps does the reading).
+// evidence gathers D1, D2 and D3 for one ecosystem (package core/deps does the reading).
 type evidence struct {
 	eco  schemas.Ecosystem
 	self []string // the project's own package names

@@ -12,17 +12,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/envgap/envgap/core/egress"
+	"github.com/envgap/envgap/core/registry"
+	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/schemas"
-	"github.com/envgap/envgap/verify/egress"
-	"github.com/envgap/envgap/verify/registry"
-	"github.com/envgap/envgap/verify/sandbox"
 )
 
 // Version names the core's behaviour. It is part of every memo key: change it when a
 // change to the core could change a run's result.
 //
-// envgap-core/2: runs go through the egress door (verify/egress): the only way out of the
+// envgap-core/2: runs go through the egress door (core/egress): the only way out of the
 // sandbox is the registry proxy and the image's undated package sources.
 const Version = "envgap-core/2"
 
@@ -84,7 +84,7 @@ type Core struct {
 	// engine knows. Nil: schemas.ImageRef ("localhost/<name>:latest").
 	Images func(name string) string
 	Now    func() time.Time
-	// Door is the sandbox's one door out (verify/egress): each run gets a session that
+	// Door is the sandbox's one door out (core/egress): each run gets a session that
 	// lets through only the image's package sources (egress.ImageHosts). Nil: runs get
 	// no proxy settings, so on the sandbox network they reach only the registry proxy.
 	Door *egress.Door

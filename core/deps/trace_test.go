@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/envgap/envgap/core/shell"
 	"github.com/envgap/envgap/internal/testenv"
-	"github.com/envgap/envgap/lib/shell"
 	"github.com/envgap/envgap/schemas"
 )
 
