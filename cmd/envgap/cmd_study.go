@@ -45,6 +45,9 @@ type studyReportOptions struct {
 	Problems string
 	Out      string
 	NoEngine bool
+	K        int
+	Paper    bool
+	Ties     string
 }
 
 func newStudyReportCommand(f *factory) *cobra.Command {
@@ -67,7 +70,14 @@ metrics that need D2 and D3, and the report says so.
 
 Markdown goes to stdout (--json: every number as JSON); --out DIR writes report.md,
 report.json and the figures (SVG). Projects left out are listed with their path and why;
-when a folder could not be read at all the exit code is 4. Definitions: docs/study.md.`,
+when a folder could not be read at all the exit code is 4. Definitions: docs/study.md.
+
+--k is the repair budget (default 10, the paper's): a project made to work only after more
+than k repair rounds is a failure within the budget, in its own column (">k") everywhere,
+and out of SR(<=k), EGAR and every metric over successful projects. --paper takes the
+paper's way where envgap departs from it by choice (one manifest file per language, Java
+test scope counted, raw C++ names, ties in Tables 10-11 first seen, Table 5 over the tasks
+every trial made to work); the report's header says which was used.`,
 		Example: "  envgap study report data/demo/study --out out/study-report\n  envgap study report /data/study --no-engine --json",
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -78,6 +88,9 @@ when a folder could not be read at all the exit code is 4. Definitions: docs/stu
 	c.Flags().StringVar(&opts.Problems, "problems", "", "the problem list (default: the study's problems.json, else "+defaultProblemsFile+")")
 	c.Flags().StringVar(&opts.Out, "out", "", "write report.md, report.json and the figures into this folder")
 	c.Flags().BoolVar(&opts.NoEngine, "no-engine", false, "do not run projects to measure D2 and D3; leave those without layers.json out of the metrics that need them")
+	c.Flags().IntVar(&opts.K, "k", study.DefaultK, "the repair budget: a project made to work after more than k repair rounds is a failure")
+	c.Flags().BoolVar(&opts.Paper, "paper", false, "the paper's way where envgap departs from it by choice (docs/study.md): one manifest file, Java test scope, raw C++ names, ties first seen, Table 5 over tasks every trial made to work")
+	c.Flags().StringVar(&opts.Ties, "ties", "", "order of equal counts in Tables 10 and 11: name or first-seen (default name; first-seen with --paper)")
 	opts.addFlags(c)
 	return c
 }
@@ -100,11 +113,17 @@ func (l *lazyMeasurer) Measure(ctx context.Context, fin study.Final) (*studylayo
 }
 
 func runStudyReport(c *cobra.Command, f *factory, opts *studyReportOptions) error {
+	switch {
+	case opts.K < 1:
+		return usageError{fmt.Errorf("--k %d: the repair budget is at least 1 (the paper's is %d)", opts.K, study.DefaultK)}
+	case opts.Ties != "" && opts.Ties != study.TiesName && opts.Ties != study.TiesFirstSeen:
+		return usageError{fmt.Errorf("--ties %q: want %s or %s", opts.Ties, study.TiesName, study.TiesFirstSeen)}
+	}
 	problems, err := loadProblemList(&crawlLiteOptions{Study: opts.Study, Problems: opts.Problems}, envgap.Source())
 	if err != nil {
 		return err
 	}
-	lo := study.LoadOptions{Problems: problems}
+	lo := study.LoadOptions{Problems: problems, Paper: opts.Paper}
 	lazy := &lazyMeasurer{}
 	var sess *verify.Session
 	defer func() {
@@ -138,7 +157,7 @@ func runStudyReport(c *cobra.Command, f *factory, opts *studyReportOptions) erro
 	if err != nil {
 		return err
 	}
-	r := study.Compute(s)
+	r := study.Compute(s, study.Options{K: opts.K, Paper: opts.Paper, Ties: opts.Ties})
 	if opts.Out != "" {
 		if err := study.WriteDir(opts.Out, r); err != nil {
 			return err
@@ -150,8 +169,8 @@ func runStudyReport(c *cobra.Command, f *factory, opts *studyReportOptions) erro
 			return err
 		}
 	case opts.Out != "":
-		fmt.Fprintf(f.Out, "study report of %s: %d projects (%d main trial, %d made to work, %d with D2/D3); wrote %s\n",
-			opts.Study, r.Projects, r.Main, r.Successful, r.Layered, filepath.Join(opts.Out, "report.md"))
+		fmt.Fprintf(f.Out, "study report of %s: %d projects (%d main trial, %d successful within k = %d, %d over the budget, %d with D2/D3); wrote %s\n",
+			opts.Study, r.Projects, r.Main, r.Successful, r.Options.K, r.OverBudget, r.Layered, filepath.Join(opts.Out, "report.md"))
 	default:
 		study.WriteMarkdown(f.Out, r, nil)
 	}

@@ -24,6 +24,9 @@ type Declared struct {
 	// Self names the project's own packages (its distribution, package.json name, Maven
 	// modules), so that D2 and D3 can leave the project out of its own dependencies.
 	Self []string `json:"self,omitempty"`
+	// TestScope names the Java dependencies left out of D1 for their test scope
+	// (groupId:artifactId), for a report that counts them as the paper did.
+	TestScope []string `json:"test_scope,omitempty"`
 	// Notes says what was seen but not followed (an include outside the project, a URL,
 	// a local path), in words.
 	Notes []string `json:"notes,omitempty"`
@@ -175,6 +178,7 @@ type collector struct {
 	unreadable []string
 	notes      []string
 	self       []string
+	testScope  []string
 	// constraints are pip -c specs by normalised name.
 	constraints map[string]schemas.Dependency
 }
@@ -232,6 +236,7 @@ func (c *collector) result() Declared {
 		d.ManifestPath = c.paths[0]
 	}
 	d.Self = dedupe(c.self)
+	d.TestScope = dedupe(c.testScope)
 	d.Notes = c.notes
 	return d
 }

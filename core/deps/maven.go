@@ -150,10 +150,11 @@ func (c *collector) pom(p string, parent *pomContext) error {
 		ctx.managed[resolve(m.GroupID)+":"+resolve(m.ArtifactID)] = resolve(m.Version)
 	}
 	for _, d := range pf.Deps {
+		name := resolve(d.GroupID) + ":" + resolve(d.ArtifactID)
 		if strings.TrimSpace(d.Scope) == "test" {
+			c.testScope = append(c.testScope, name)
 			continue
 		}
-		name := resolve(d.GroupID) + ":" + resolve(d.ArtifactID)
 		v := resolve(d.Version)
 		if v == "" {
 			v = ctx.managed[name]

@@ -76,7 +76,7 @@ func BenchmarkReport1000(b *testing.B) {
 		if len(s.Projects) != 1000 {
 			b.Fatalf("%d projects read, want 1000 (left out: %v)", len(s.Projects), s.Skipped[:min(3, len(s.Skipped))])
 		}
-		r := Compute(s)
+		r := Compute(s, Options{})
 		if err := WriteDir(out, r); err != nil {
 			b.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func BenchmarkReport1000Memoised(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r := Compute(s)
+		r := Compute(s, Options{})
 		if r.Layered == 0 || r.Layered != r.Successful {
 			b.Fatalf("%d of %d successful projects measured from the memo", r.Layered, r.Successful)
 		}

@@ -46,6 +46,9 @@ type Project struct {
 	D3           []string `json:"d3"`
 	HasLayers    bool     `json:"layers_measured"`
 	LayersReason string   `json:"layers_reason,omitempty"`
+	// D2FromD1 says why D2 is D1 (a C++ project whose CMake configure could not be
+	// read: the paper's D2 := D1); empty when D2 was measured.
+	D2FromD1 string `json:"d2_from_d1,omitempty"`
 }
 
 // Skip is a project (or folder) the report left out of everything, or of some metrics,
@@ -62,6 +65,8 @@ type Study struct {
 	Projects []Project
 	Skipped  []Skip
 	Problems map[int64]studylayout.Problem
+	// Paper is set when the study was read the paper's way (LoadOptions.Paper).
+	Paper bool
 }
 
 // Final is the final state of a successful project, for a Measurer.
@@ -92,6 +97,8 @@ type LoadOptions struct {
 	Measure Measurer
 	// Progress, when set, is told each project measured.
 	Progress func(rel string, cached bool)
+	// Paper reads D1 and compares names the paper's way (see Options.Paper).
+	Paper bool
 }
 
 // Load reads a study folder. A project that cannot be read (no meta.json, a malformed
@@ -117,7 +124,7 @@ func Load(ctx context.Context, dir string, opts LoadOptions) (*Study, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("study: %w", err)
 	}
-	s := &Study{Dir: dir, Problems: studylayout.IndexProblems(lists...)}
+	s := &Study{Dir: dir, Problems: studylayout.IndexProblems(lists...), Paper: opts.Paper}
 	refs, rejects, err := studylayout.List(dir)
 	if err != nil {
 		return nil, err
@@ -139,7 +146,7 @@ func Load(ctx context.Context, dir string, opts LoadOptions) (*Study, error) {
 				Reason: fmt.Sprintf("trial %d of %s in %s has no main run (%s/%s-t%d/ is missing): repeats are compared with the main run", r.Trial, r.Agent, r.Language, r.Agent, r.Language, MainTrial)})
 			continue
 		}
-		p, skip := loadProject(r, s.Problems)
+		p, skip := loadProject(r, s.Problems, opts.Paper)
 		if skip != nil {
 			s.Skipped = append(s.Skipped, *skip)
 			continue
@@ -170,7 +177,7 @@ func readRegular(path string) ([]byte, bool, error) {
 
 // loadProject reads one project folder: meta.json, D1 of written/, and when present
 // rounds.json and layers.json.
-func loadProject(r studylayout.Project, problems map[int64]studylayout.Problem) (*Project, *Skip) {
+func loadProject(r studylayout.Project, problems map[int64]studylayout.Problem, paper bool) (*Project, *Skip) {
 	skip := func(ref, format string, a ...any) *Skip {
 		return &Skip{Ref: ref, Reason: fmt.Sprintf(format, a...), Metrics: "all"}
 	}
@@ -218,14 +225,21 @@ func loadProject(r studylayout.Project, problems map[int64]studylayout.Problem) 
 			p.FirstError = rd.Rounds[0].Error
 		}
 	}
-	d1, err := deps.ParseManifests(r.Eco, os.DirFS(written))
+	d1, err := declared(r.Eco, written, paper)
 	switch {
 	case err != nil:
 		p.D1Unreadable = err.Error()
 	case d1.Unreadable != "":
 		p.D1Unreadable = d1.Unreadable
 	default:
-		p.D1 = keys(r.Eco, d1.Deps)
+		names := make([]string, 0, len(d1.Deps)+len(d1.TestScope))
+		for _, d := range d1.Deps {
+			names = append(names, d.Name)
+		}
+		if paper {
+			names = append(names, d1.TestScope...)
+		}
+		p.D1 = keyNames(r.Eco, names, paper)
 	}
 	if p.Language == schemas.EcosystemCPP && !p.WorkedFirst && p.ErrorClass == "" {
 		p.ErrorClass = ClassifyCPPError(p.FirstError)
@@ -241,14 +255,15 @@ func loadProject(r studylayout.Project, problems map[int64]studylayout.Problem) 
 		if err != nil {
 			return nil, skip(r.Rel+"/"+studylayout.LayersFile, "%v", err)
 		}
-		p.setLayers(l)
+		p.setLayers(l, paper)
 	}
 	return p, nil
 }
 
-// setLayers takes D2 and D3 from a layers record. For C++, D2 is D1 by the paper's
-// definition (CMake has no package manager).
-func (p *Project) setLayers(l *studylayout.Layers) {
+// setLayers takes D2 and D3 from a layers record. A C++ D2 is what CMake configured
+// (core/deps.CMakeInstalled); where it could not be measured, D2 is D1 (the paper's
+// Resolve for CMake) and D2FromD1 says why.
+func (p *Project) setLayers(l *studylayout.Layers, paper bool) {
 	switch {
 	case l.D3Unreadable != "":
 		p.LayersReason = "D3 not measured: " + l.D3Unreadable
@@ -257,11 +272,16 @@ func (p *Project) setLayers(l *studylayout.Layers) {
 		p.LayersReason = "D2 not measured: " + l.D2Unreadable
 		return
 	}
-	p.D3 = keyNames(p.Language, l.D3)
-	if p.Language == schemas.EcosystemCPP {
-		p.D2 = append([]string{}, p.D1...)
-	} else {
-		p.D2 = keyNames(p.Language, l.D2)
+	p.D3 = keyNames(p.Language, l.D3, paper)
+	switch {
+	case p.Language != schemas.EcosystemCPP:
+		p.D2 = keyNames(p.Language, l.D2, paper)
+	case l.D2Unreadable != "":
+		p.D2, p.D2FromD1 = append([]string{}, p.D1...), l.D2Unreadable
+	case l.D2 == nil:
+		p.D2, p.D2FromD1 = append([]string{}, p.D1...), "layers.json has no d2"
+	default:
+		p.D2 = keyNames(p.Language, l.D2, paper)
 	}
 	p.HasLayers, p.LayersReason = true, ""
 }
@@ -303,7 +323,7 @@ func (s *Study) measure(ctx context.Context, opts LoadOptions) error {
 			}
 			return fmt.Errorf("%s: %w", p.Rel, err)
 		}
-		p.setLayers(l)
+		p.setLayers(l, opts.Paper)
 	}
 	return nil
 }
@@ -322,19 +342,38 @@ func readMeta(dir string) (*studylayout.Meta, error) {
 	return studylayout.ParseMeta(b)
 }
 
-// keys returns the sorted, distinct comparison keys of a dependency list.
-func keys(eco schemas.Ecosystem, ds []schemas.Dependency) []string {
-	names := make([]string, 0, len(ds))
-	for _, d := range ds {
-		names = append(names, d.Name)
+// declared reads D1 of the project as written: every manifest envgap reads, or with
+// paper the one file the paper's ParseManifest reads (requirements.txt, package.json,
+// pom.xml, CMakeLists.txt; none: an empty set).
+func declared(eco schemas.Ecosystem, dir string, paper bool) (deps.Declared, error) {
+	fsys := os.DirFS(dir)
+	if !paper {
+		return deps.ParseManifests(eco, fsys)
 	}
-	return keyNames(eco, names)
+	m := PaperManifest[eco]
+	if ok, err := deps.IsFile(fsys, m); err != nil || !ok {
+		return deps.Declared{DepSet: schemas.DepSet{Deps: []schemas.Dependency{}}}, err
+	}
+	return deps.ParseManifestPaths(eco, fsys, []string{m})
 }
 
-func keyNames(eco schemas.Ecosystem, names []string) []string {
+// PaperManifest is the one manifest file the paper's ParseManifest reads per language.
+var PaperManifest = map[schemas.Ecosystem]string{
+	schemas.EcosystemPython: "requirements.txt", schemas.EcosystemJavaScript: "package.json",
+	schemas.EcosystemJava: "pom.xml", schemas.EcosystemCPP: "CMakeLists.txt",
+}
+
+// keyNames returns the sorted, distinct comparison keys of package names: deps.Key, or
+// with paper the names as the paper compared them (deps.Key without the C++ mapping of
+// CMake package names to libraries: lower case only).
+func keyNames(eco schemas.Ecosystem, names []string, paper bool) []string {
 	set := map[string]bool{}
 	for _, n := range names {
-		if k := deps.Key(eco, n); k != "" {
+		k := deps.Key(eco, n)
+		if paper && eco == schemas.EcosystemCPP {
+			k = strings.ToLower(strings.TrimSpace(n))
+		}
+		if k != "" {
 			set[k] = true
 		}
 	}

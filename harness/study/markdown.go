@@ -59,19 +59,57 @@ func WriteMarkdown(w io.Writer, r *Report, figures map[string]string) {
 		}
 	}
 	fmt.Fprintf(w, "# Study report: %s\n\n", r.Study)
-	fmt.Fprintf(w, "%d projects read (%d of the main trial, %d of them made to work, %d with D2 and D3 measured); %d agents: %s. ",
-		r.Projects, r.Main, r.Successful, r.Layered, len(r.Agents), strings.Join(r.Agents, ", "))
-	fmt.Fprintf(w, "Every metric but intra-agent variability is over the main trial (trial %d); rates, rho and P/R/F1 are means over successful projects with D2 and D3 measured. Definitions: docs/study.md.\n\n", MainTrial)
+	fmt.Fprintf(w, "%d projects read (%d of the main trial, %d of them successful within the budget, %d made to work only after it, %d with D2 and D3 measured); %d agents: %s. ",
+		r.Projects, r.Main, r.Successful, r.OverBudget, r.Layered, len(r.Agents), strings.Join(r.Agents, ", "))
+	fmt.Fprintf(w, "Every metric but intra-agent variability is over the main trial (trial %d); rates, rho, Delta and P/R/F1 are means over projects successful within the budget with D2 and D3 measured. Definitions: docs/study.md.\n\n", MainTrial)
+	fmt.Fprintf(w, "Options: %s.\n\n", OptionsText(r.Options))
 
-	fmt.Fprintf(w, "## M1: success under self-correction (Figures 4-6)\n\n")
-	fig("grid", "Figure 4: first-attempt success per agent, language and task")
-	t := table{head: []string{"Agent", "Language", "n", "SR(0)", "SR(<=k)", "gain", "0", "1-3", "4-7", "8-10", "failed", "unknown"}}
-	for _, c := range r.Convergence {
-		t.add(c.Agent, langName(c.Language), fmt.Sprint(c.N), pct(&c.SR0), pct(&c.SRk), pct(&c.Gain),
-			fmt.Sprint(c.Buckets["0"]), fmt.Sprint(c.Buckets["1-3"]), fmt.Sprint(c.Buckets["4-7"]), fmt.Sprint(c.Buckets["8-10"]+c.Buckets[">10"]),
-			fmt.Sprint(c.Buckets["failed"]), fmt.Sprint(c.Buckets["unknown"]))
+	fmt.Fprintf(w, "## The problems (Tables 1 and 9) and the study's scale (Table 2)\n\n")
+	t := table{head: []string{"Domain", "n", "Representative tasks"}}
+	for _, d := range r.Domains {
+		t.add(d.Domain, fmt.Sprint(d.N), strings.Join(d.Representative, ", "))
 	}
 	t.write(w)
+	sc := r.Scale
+	t = table{head: []string{"Dimension", "Count"}}
+	t.add("Benchmark programming tasks", fmt.Sprint(sc.Tasks))
+	t.add("Target language ecosystems", fmt.Sprint(sc.Languages))
+	t.add("LLM coding agents", fmt.Sprint(sc.Agents))
+	t.add(fmt.Sprintf("Primary configurations (%d×%d×%d = %d)", sc.Tasks, sc.Languages, sc.Agents, sc.PrimaryGrid), fmt.Sprint(sc.Primary))
+	rep := "none"
+	if len(sc.RepeatedAgent) > 0 {
+		rep = strings.Join(sc.RepeatedAgent, ", ")
+	}
+	t.add("Stochastic trials (repeats of: "+rep+")", fmt.Sprint(sc.Stochastic))
+	t.add("Maximum agent interactions per instance (1 + k)", fmt.Sprint(sc.MaxInteract))
+	t.add("Total evaluation runs", fmt.Sprint(sc.TotalRuns))
+	t.write(w)
+	t = table{head: []string{"ID", "Problem", "Domain", "Cx.", "standard library suffices in"}}
+	for _, p := range r.ProblemList {
+		id := p.ID
+		if id == "" {
+			id = fmt.Sprintf("p_%02d", p.Number)
+		}
+		t.add(id, p.Title, p.Domain, p.Complexity, strings.Join(p.StdlibSufficient, ", "))
+	}
+	t.write(w)
+
+	fmt.Fprintf(w, "## M1: success under self-correction, budget k = %d (Figures 4-6)\n\n", r.Options.K)
+	fig("grid", "Figure 4: first-attempt success per agent, language and task")
+	head := []string{"Agent", "Language", "n", "SR(0)", "SR(<=k)", "gain"}
+	head = append(head, r.Buckets...)
+	head = append(head, "failed first", "recovered", "mean repair cycles")
+	t = table{head: head}
+	for _, c := range r.Convergence {
+		row := []string{c.Agent, langName(c.Language), fmt.Sprint(c.N), pct(&c.SR0), pct(&c.SRk), pct(&c.Gain)}
+		for _, b := range r.Buckets {
+			row = append(row, fmt.Sprint(c.Buckets[b]))
+		}
+		row = append(row, fmt.Sprint(c.FailedFirst), fmt.Sprintf("%d (%s)", c.Recovered, pct(c.RecoveryShare)), cycles(c))
+		t.add(row...)
+	}
+	t.write(w)
+	fmt.Fprintf(w, "Column %s counts projects made to work only after more than k = %d repair rounds: failures within the budget, as the paper counts them (not in SR(<=k), recovered or EGAR). Recovered: of the projects that failed at Gen, those made to work within the budget. Mean repair cycles: i* over the projects that converged within the budget (0 for a first-attempt success).\n\n", OverBudget(r.Options.K), r.Options.K)
 	fig("buckets", "Figure 5: repair cycles to converge")
 	fig("convergence", "Figure 6: SR(0) and self-correction gain by language")
 
@@ -87,14 +125,18 @@ func WriteMarkdown(w io.Writer, r *Report, figures map[string]string) {
 	t.write(w)
 	fig("rates", "Figure 7: phantom, hidden and bloat rates by ecosystem")
 
-	fmt.Fprintf(w, "## M2: environment growth rho = |D2|/|D1| (Figure 8)\n\n")
-	t = table{head: []string{"Language", "n", "|D1|=0 (undefined)", "mean", "median", "Q1", "Q3", "min", "max", "note"}}
+	fmt.Fprintf(w, "## M2: environment growth rho = |D2|/|D1| and Delta = D2 \\ D1 (Figure 8)\n\n")
+	t = table{head: []string{"Language", "n", "|D1|=0 (undefined)", "mean", "median", "Q1", "Q3", "min", "max", "mean |Delta|", "median |Delta|", "note"}}
 	for _, x := range r.Inflation {
-		note := ""
+		var notes []string
 		if x.Excluded {
-			note = "D2 := D1 by construction; left out of cross-language transitive analyses"
+			notes = append(notes, "D2 from the CMake configure (packages found and fetched); left out of cross-language transitive analyses, as in the paper")
 		}
-		t.add(langName(x.Language), fmt.Sprint(x.N), fmt.Sprint(x.Undefined), num(x.Mean), num(x.Median), num(x.Q1), num(x.Q3), num(x.Min), num(x.Max), note)
+		if x.D2FromD1 > 0 {
+			notes = append(notes, fmt.Sprintf("%d project(s) with D2 not measured: D2 := D1 (the paper's fallback)", x.D2FromD1))
+		}
+		t.add(langName(x.Language), fmt.Sprint(x.N), fmt.Sprint(x.Undefined), num(x.Mean), num(x.Median), num(x.Q1), num(x.Q3), num(x.Min), num(x.Max),
+			num(x.DeltaMean), num(x.DeltaMedian), strings.Join(notes, "; "))
 	}
 	t.write(w)
 	fig("inflation", "Figure 8: inflation ratio by ecosystem")
@@ -125,14 +167,14 @@ func WriteMarkdown(w io.Writer, r *Report, figures map[string]string) {
 	if len(r.Intra) == 0 {
 		fmt.Fprintf(w, "No agent has more than one trial in a language.\n\n")
 	} else {
-		t = table{head: []string{"Agent", "Language", "trials", "mean J_intra", "median", "UCR", "mean V∪", "mean V∩"}}
+		t = table{head: []string{"Agent", "Language", "trials", "mean J_intra", "median", "UCR", "mean V∪", "mean V∩", "left out (a trial failed)"}}
 		for _, x := range r.Intra {
 			ts := make([]string, len(x.Trials))
 			for i, n := range x.Trials {
 				ts[i] = fmt.Sprint(n)
 			}
 			t.add(x.Agent, langName(x.Language), strings.Join(ts, ","), num(x.MeanJ), num(x.MedianJ),
-				fmt.Sprintf("%d/%d (%s)", x.Unanimous, x.Tasks, pct(x.UCR)), num1(x.MeanUnion), num1(x.MeanInters))
+				fmt.Sprintf("%d/%d (%s)", x.Unanimous, x.Tasks, pct(x.UCR)), num1(x.MeanUnion), num1(x.MeanInters), fmt.Sprint(x.LeftOut))
 		}
 		t.write(w)
 	}
@@ -208,4 +250,24 @@ func num1(f *float64) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.1f", *f)
+}
+
+func cycles(c Convergence) string {
+	if c.MeanCycles == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f (n %d)", *c.MeanCycles, c.CyclesN)
+}
+
+// OptionsText says in words which budget and conventions a report used.
+func OptionsText(o Options) string {
+	conv := "envgap's conventions where it departs from the paper (every manifest file, Java test scope left out, C++ CMake names mapped to the libraries a trace sees, Table 5 over every task all trials did); --paper gives the paper's"
+	if o.Paper {
+		conv = "the paper's conventions (its one manifest file per language, Java test scope counted, C++ names compared raw, Table 5 over the tasks every trial made to work)"
+	}
+	ties := "ties in Tables 10 and 11 by name"
+	if o.Ties == TiesFirstSeen {
+		ties = "ties in Tables 10 and 11 in the order first seen"
+	}
+	return fmt.Sprintf("budget k = %d (made to work after more than %d repair rounds is a failure); %s; %s", o.K, o.K, ties, conv)
 }

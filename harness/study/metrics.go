@@ -13,18 +13,84 @@ import (
 // Languages in the paper's order.
 var Languages = []schemas.Ecosystem{schemas.EcosystemPython, schemas.EcosystemJava, schemas.EcosystemJavaScript, schemas.EcosystemCPP}
 
-// Buckets of Figure 5, in order.
-var Buckets = []string{"0", "1-3", "4-7", "8-10", ">10", "failed", "unknown"}
+// DefaultK is the paper's repair budget: up to k = 10 Repair rounds after Gen.
+const DefaultK = 10
+
+// Bucket names of Figure 5 besides the repair-cycle ranges.
+const (
+	BucketFirst   = "0"
+	BucketFailed  = "failed"
+	BucketUnknown = "unknown"
+)
+
+// Buckets returns Figure 5's buckets under budget k, in order: first-attempt success,
+// the paper's ranges 1-3, 4-7, 8-10 cut at k (and 11-k above 10), ">k" (made to work
+// after more than k rounds: over the budget, a failure), failed (never made to work)
+// and unknown (made to work, the round not recorded).
+func Buckets(k int) []string {
+	out := []string{BucketFirst}
+	for _, r := range [][2]int{{1, 3}, {4, 7}, {8, 10}, {11, k}} {
+		lo, hi := r[0], min(r[1], k)
+		if lo > hi {
+			continue
+		}
+		if lo == hi {
+			out = append(out, fmt.Sprint(lo))
+		} else {
+			out = append(out, fmt.Sprintf("%d-%d", lo, hi))
+		}
+	}
+	return append(out, OverBudget(k), BucketFailed, BucketUnknown)
+}
+
+// OverBudget is the bucket of projects made to work after more than k repair rounds.
+func OverBudget(k int) string { return fmt.Sprintf(">%d", k) }
+
+// Options are the choices of a report: the budget, and where envgap departs from the
+// paper by choice, which way (see Paper).
+type Options struct {
+	// K is the repair budget (0: DefaultK). A project made to work after more than K
+	// rounds is a failure within the budget (SR(<=k), EGAR, every "successful" metric).
+	K int `json:"k"`
+	// Ties orders packages of equal count in Tables 10 and 11: TiesName (by name) or
+	// TiesFirstSeen (in the order the projects first show them, the paper's tables
+	// being in neither alphabetical nor any stated order).
+	Ties string `json:"ties"`
+	// Paper reports the study the paper's way where envgap departs from it by choice
+	// (docs/study.md, "envgap and the paper"): D1 from the one manifest the paper names,
+	// Java test scope counted, raw names compared, ties in first-seen order, and tasks
+	// whose repeat trials are not all complete left out of the main metrics too.
+	Paper bool `json:"paper"`
+}
+
+// Tie orders of Tables 10 and 11.
+const (
+	TiesName      = "name"
+	TiesFirstSeen = "first-seen"
+)
+
+func (o Options) k() int {
+	if o.K <= 0 {
+		return DefaultK
+	}
+	return o.K
+}
 
 // Report is every metric of the paper's Table 8 computed from one study. A nil number is
 // undefined (nothing to average, a zero denominator the paper leaves undefined).
 type Report struct {
-	Study    string `json:"study"`
-	Projects int    `json:"projects"`
+	Study   string  `json:"study"`
+	Options Options `json:"options"`
+	// Buckets are Figure 5's buckets under the budget (Buckets(K)).
+	Buckets  []string `json:"buckets"`
+	Projects int      `json:"projects"`
 	// Main counts the main-trial projects (the primary instances), Successful those made
 	// to work, Layered those with D2 and D3 measured.
-	Main       int      `json:"main_trial_projects"`
-	Successful int      `json:"successful"`
+	Main       int `json:"main_trial_projects"`
+	Successful int `json:"successful"`
+	// OverBudget counts main-trial projects made to work after more than K rounds:
+	// failures within the budget, left out of every metric over successful projects.
+	OverBudget int      `json:"over_budget"`
 	Layered    int      `json:"layers_measured"`
 	Agents     []string `json:"agents"`
 
@@ -45,7 +111,37 @@ type Report struct {
 	Phantom     []TopList     `json:"most_frequent_phantom"` // Table 10
 	Hidden      []TopList     `json:"most_frequent_hidden"`  // Table 11
 	Skipped     []Skip        `json:"left_out"`
+
+	ProblemList []studylayout.Problem `json:"problems"` // Table 9
+	Domains     []DomainRow           `json:"domains"`  // Table 1
+	Scale       Scale                 `json:"scale"`    // Table 2
 }
+
+// DomainRow is one domain of Table 1: how many problems, and the first few titles.
+type DomainRow struct {
+	Domain         string   `json:"domain"`
+	N              int      `json:"n"`
+	Representative []string `json:"representative"`
+}
+
+// Scale is Table 2 counted from the study: distinct problems, languages and agents of
+// the main trial, its projects (the primary configurations) against their product, the
+// repeat trials' projects, the agent interactions a project may take (1 + K) and every
+// project read.
+type Scale struct {
+	Tasks         int      `json:"tasks"`
+	Languages     int      `json:"languages"`
+	Agents        int      `json:"agents"`
+	Primary       int      `json:"primary"`
+	PrimaryGrid   int      `json:"primary_grid"`
+	Stochastic    int      `json:"stochastic"`
+	MaxInteract   int      `json:"max_interactions"`
+	TotalRuns     int      `json:"total_runs"`
+	RepeatedAgent []string `json:"repeated_agents"`
+}
+
+// Representatives is how many titles Table 1 lists per domain.
+const Representatives = 4
 
 // Convergence is SR(0), SR(<=k), the self-correction gain and the repair-cycle buckets
 // of one agent in one language (or one domain, pooled over languages).
@@ -58,6 +154,17 @@ type Convergence struct {
 	SRk      float64           `json:"sr_k"`
 	Gain     float64           `json:"gain"`
 	Buckets  map[string]int    `json:"buckets,omitempty"`
+	// FailedFirst counts the projects that failed at Gen; Recovered those of them made to
+	// work within the budget; RecoveryShare is Recovered/FailedFirst (undefined when
+	// nothing failed at Gen).
+	FailedFirst   int      `json:"failed_first"`
+	Recovered     int      `json:"recovered"`
+	RecoveryShare *float64 `json:"recovery_share"`
+	// MeanCycles is the mean repair depth i* over the projects that converged within the
+	// budget (0 for a first-attempt success); CyclesN counts them (an unknown round is
+	// left out).
+	MeanCycles *float64 `json:"mean_repair_cycles"`
+	CyclesN    int      `json:"cycles_n"`
 }
 
 // GridCell is one (agent, language, task) of Figure 4.
@@ -95,6 +202,14 @@ type Inflation struct {
 	Min       *float64          `json:"min"`
 	Max       *float64          `json:"max"`
 	Values    []float64         `json:"values"`
+	// Delta is |D2 \ D1| (installed, not declared) over the same projects as rho, those
+	// with |D1| = 0 included: its mean and median.
+	DeltaN      int      `json:"delta_n"`
+	DeltaMean   *float64 `json:"delta_mean"`
+	DeltaMedian *float64 `json:"delta_median"`
+	// D2FromD1 counts projects whose D2 could not be measured (C++ without a CMake
+	// configure to read) and was taken as D1, the paper's fallback.
+	D2FromD1 int `json:"d2_from_d1"`
 }
 
 // Accuracy is the mean per-project precision, recall and F1 of D1 against D3 (eq. 5)
@@ -134,16 +249,19 @@ type CrossAgent struct {
 // Jaccard of every pair of trials per task, the unanimous consensus rate and the mean
 // sizes of the union and intersection of the trials' declared sets.
 type Intra struct {
-	Agent      string            `json:"agent"`
-	Language   schemas.Ecosystem `json:"language"`
-	Trials     []int             `json:"trials"`
-	Tasks      int               `json:"tasks"`
-	MeanJ      *float64          `json:"mean_jaccard"`
-	MedianJ    *float64          `json:"median_jaccard"`
-	Unanimous  int               `json:"unanimous"`
-	UCR        *float64          `json:"ucr"`
-	MeanUnion  *float64          `json:"mean_union"`
-	MeanInters *float64          `json:"mean_intersection"`
+	Agent    string            `json:"agent"`
+	Language schemas.Ecosystem `json:"language"`
+	Trials   []int             `json:"trials"`
+	Tasks    int               `json:"tasks"`
+	// LeftOut counts tasks every trial did but not every trial made to work within the
+	// budget: left out the paper's way (Options.Paper), kept otherwise (D1 is M(0)).
+	LeftOut    int      `json:"left_out_failed_trial"`
+	MeanJ      *float64 `json:"mean_jaccard"`
+	MedianJ    *float64 `json:"median_jaccard"`
+	Unanimous  int      `json:"unanimous"`
+	UCR        *float64 `json:"ucr"`
+	MeanUnion  *float64 `json:"mean_union"`
+	MeanInters *float64 `json:"mean_intersection"`
 }
 
 // EnvGap is one agent's C++ first-round failures by class (Table 6): SLAR is SysLib/Fail,
@@ -279,12 +397,35 @@ func PRF(d1, d3 []string) (p, r, f1 float64, ok bool) {
 	return p, r, f1, true
 }
 
-// Compute computes every metric of the report from a loaded study.
-func Compute(s *Study) *Report {
-	rep := &Report{Study: s.Dir, Projects: len(s.Projects), Skipped: append([]Skip(nil), s.Skipped...)}
+// Compute computes every metric of the report from a loaded study, with the paper's
+// budget and conventions unless o says otherwise.
+func Compute(s *Study, o Options) *Report {
+	o.K = o.k()
+	o.Paper = o.Paper || s.Paper
+	if o.Ties == "" {
+		o.Ties = TiesName
+		if o.Paper {
+			o.Ties = TiesFirstSeen
+		}
+	}
+	rep := &Report{Study: s.Dir, Options: o, Buckets: Buckets(o.K), Projects: len(s.Projects), Skipped: append([]Skip(nil), s.Skipped...)}
 	agentSet := map[string]bool{}
 	var main []Project
-	for _, p := range s.Projects {
+	all := append([]Project(nil), s.Projects...)
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.Agent != b.Agent {
+			return a.Agent < b.Agent
+		}
+		if a.Language != b.Language {
+			return slices.Index(Languages, a.Language) < slices.Index(Languages, b.Language)
+		}
+		if a.Trial != b.Trial {
+			return a.Trial < b.Trial
+		}
+		return a.Problem < b.Problem
+	})
+	for _, p := range all {
 		agentSet[p.Agent] = true
 		if p.Trial == MainTrial {
 			main = append(main, p)
@@ -296,76 +437,118 @@ func Compute(s *Study) *Report {
 	sort.Strings(rep.Agents)
 	rep.Main = len(main)
 	for _, p := range main {
-		if p.MadeToWork {
+		switch {
+		case p.Success(o.K):
 			rep.Successful++
 			if p.HasLayers {
 				rep.Layered++
 			} else {
-				rep.Skipped = append(rep.Skipped, Skip{Ref: p.Rel, Reason: p.LayersReason, Metrics: "M2-M4 (rho, rates, P/R/F1), Tables 10-11"})
+				rep.Skipped = append(rep.Skipped, Skip{Ref: p.Rel, Reason: p.LayersReason, Metrics: "M2-M4 (rho, Delta, rates, P/R/F1), Tables 10-11"})
 			}
+		case p.MadeToWork:
+			rep.OverBudget++
 		}
 		if p.D1Unreadable != "" {
 			rep.Skipped = append(rep.Skipped, Skip{Ref: p.Rel, Reason: "D1 not measured: " + p.D1Unreadable, Metrics: "every metric that needs D1"})
 		}
 		if p.MadeToWork && p.Rounds == nil {
-			rep.Skipped = append(rep.Skipped, Skip{Ref: p.Rel, Reason: "made to work after repair, but the study did not record at which round (repair_rounds)", Metrics: "Figure 5 buckets (counted as unknown)"})
+			rep.Skipped = append(rep.Skipped, Skip{Ref: p.Rel, Reason: fmt.Sprintf("made to work after repair, but the study did not record at which round (repair_rounds): counted as within the budget of %d", o.K), Metrics: "Figure 5 buckets (counted as unknown), mean repair cycles"})
 		}
 	}
 	rep.convergence(main)
 	rep.grid(main)
 	rep.layerMetrics(main)
 	rep.crossAgent(main)
-	rep.intra(s.Projects)
+	rep.intra(all)
 	rep.envGap(main)
 	rep.spearman(main)
 	rep.udr(main, s.Problems)
+	rep.tables(main, s)
 	sort.SliceStable(rep.Skipped, func(i, j int) bool { return rep.Skipped[i].Ref < rep.Skipped[j].Ref })
 	return rep
 }
 
-func bucket(p Project) string {
-	switch {
-	case !p.MadeToWork:
-		return "failed"
-	case p.WorkedFirst:
-		return "0"
-	case p.Rounds == nil:
-		return "unknown"
-	case *p.Rounds <= 3:
-		return "1-3"
-	case *p.Rounds <= 7:
-		return "4-7"
-	case *p.Rounds <= 10:
-		return "8-10"
-	}
-	return ">10"
+// Success is the paper's Success within budget k: made to work at round k or before
+// (a project whose round was not recorded counts, and is listed as such).
+func (p Project) Success(k int) bool {
+	return p.MadeToWork && (p.WorkedFirst || p.Rounds == nil || *p.Rounds <= k)
 }
 
-func converge(ps []Project) (sr0, srk float64, buckets map[string]int) {
-	buckets = map[string]int{}
+// bucket is the project's Figure 5 bucket under budget k.
+func bucket(p Project, k int) string {
+	switch {
+	case !p.MadeToWork:
+		return BucketFailed
+	case p.WorkedFirst:
+		return BucketFirst
+	case p.Rounds == nil:
+		return BucketUnknown
+	case *p.Rounds > k:
+		return OverBudget(k)
+	}
+	for _, b := range Buckets(k) {
+		lo, hi, ok := bucketRange(b)
+		if ok && *p.Rounds >= lo && *p.Rounds <= hi {
+			return b
+		}
+	}
+	return BucketFirst // *p.Rounds == 0 without WorkedFirst: ran at Gen
+}
+
+// bucketRange reads a range bucket ("1-3", "8"); ok false for the others.
+func bucketRange(b string) (lo, hi int, ok bool) {
+	if n, err := fmt.Sscanf(b, "%d-%d", &lo, &hi); err == nil && n == 2 {
+		return lo, hi, true
+	}
+	if n, err := fmt.Sscanf(b, "%d", &lo); err == nil && n == 1 && lo > 0 && b == fmt.Sprint(lo) {
+		return lo, lo, true
+	}
+	return 0, 0, false
+}
+
+func converge(ps []Project, k int) Convergence {
+	c := Convergence{N: len(ps), Buckets: map[string]int{}}
 	var first, final int
+	var cycles []float64
 	for _, p := range ps {
 		if p.WorkedFirst {
 			first++
+		} else {
+			c.FailedFirst++
 		}
-		if p.MadeToWork {
+		if p.Success(k) {
 			final++
+			if !p.WorkedFirst {
+				c.Recovered++
+			}
+			switch {
+			case p.WorkedFirst:
+				cycles = append(cycles, 0)
+			case p.Rounds != nil:
+				cycles = append(cycles, float64(*p.Rounds))
+			}
 		}
-		buckets[bucket(p)]++
+		c.Buckets[bucket(p, k)]++
 	}
 	n := float64(len(ps))
-	return float64(first) / n, float64(final) / n, buckets
+	c.SR0, c.SRk = float64(first)/n, float64(final)/n
+	c.Gain = c.SRk - c.SR0
+	c.RecoveryShare = ratio(c.Recovered, c.FailedFirst)
+	c.MeanCycles, c.CyclesN = mean(cycles), len(cycles)
+	return c
 }
 
 func (rep *Report) convergence(main []Project) {
+	k := rep.Options.K
 	for _, a := range rep.Agents {
 		for _, l := range Languages {
 			ps := filter(main, func(p Project) bool { return p.Agent == a && p.Language == l })
 			if len(ps) == 0 {
 				continue
 			}
-			sr0, srk, b := converge(ps)
-			rep.Convergence = append(rep.Convergence, Convergence{Agent: a, Language: l, N: len(ps), SR0: sr0, SRk: srk, Gain: srk - sr0, Buckets: b})
+			c := converge(ps, k)
+			c.Agent, c.Language = a, l
+			rep.Convergence = append(rep.Convergence, c)
 		}
 		domains := map[string][]Project{}
 		for _, p := range main {
@@ -378,8 +561,9 @@ func (rep *Report) convergence(main []Project) {
 			}
 		}
 		for _, d := range sortedKeys(domains) {
-			sr0, srk, _ := converge(domains[d])
-			rep.ByDomain = append(rep.ByDomain, Convergence{Agent: a, Domain: d, N: len(domains[d]), SR0: sr0, SRk: srk, Gain: srk - sr0})
+			c := converge(domains[d], k)
+			c.Agent, c.Domain, c.Buckets = a, d, nil
+			rep.ByDomain = append(rep.ByDomain, c)
 		}
 	}
 }
@@ -401,13 +585,14 @@ func (rep *Report) grid(main []Project) {
 	})
 }
 
-// layered are the successful main-trial projects with D1, D2 and D3 measured.
-func layered(main []Project) []Project {
-	return filter(main, func(p Project) bool { return p.MadeToWork && p.HasLayers && p.D1Unreadable == "" })
+// layered are the main-trial projects successful within budget k with D1, D2 and D3
+// measured.
+func layered(main []Project, k int) []Project {
+	return filter(main, func(p Project) bool { return p.Success(k) && p.HasLayers && p.D1Unreadable == "" })
 }
 
 func (rep *Report) layerMetrics(main []Project) {
-	ok := layered(main)
+	ok := layered(main, rep.Options.K)
 	rates := func(agent string, l schemas.Ecosystem, ps []Project) Rates {
 		var phi, eta, beta []float64
 		for _, p := range ps {
@@ -447,13 +632,19 @@ func (rep *Report) layerMetrics(main []Project) {
 		rep.Rates = append(rep.Rates, rates("", l, pooled))
 		rep.Accuracy = append(rep.Accuracy, acc("All", l, pooled))
 		in := Inflation{Language: l, Excluded: l == schemas.EcosystemCPP}
+		var deltas []float64
 		for _, p := range pooled {
+			if p.D2FromD1 != "" {
+				in.D2FromD1++
+			}
+			deltas = append(deltas, float64(len(minus(p.D2, p.D1))))
 			if len(p.D1) == 0 {
 				in.Undefined++
 				continue
 			}
 			in.Values = append(in.Values, float64(len(p.D2))/float64(len(p.D1)))
 		}
+		in.DeltaN, in.DeltaMean, in.DeltaMedian = len(deltas), mean(deltas), median(deltas)
 		in.N = len(in.Values)
 		if in.N > 0 {
 			v := append([]float64(nil), in.Values...)
@@ -463,28 +654,48 @@ func (rep *Report) layerMetrics(main []Project) {
 			in.Q1, in.Q3, in.Min, in.Max = ptr(quantile(v, 0.25)), ptr(quantile(v, 0.75)), ptr(v[0]), ptr(v[len(v)-1])
 		}
 		rep.Inflation = append(rep.Inflation, in)
-		phantom, hidden := map[string]int{}, map[string]int{}
+		phantom, hidden := newTally(), newTally()
 		for _, p := range pooled {
 			for _, x := range minus(p.D1, p.D3) {
-				phantom[x]++
+				phantom.add(x)
 			}
 			for _, x := range minus(p.D3, p.D1) {
-				hidden[x]++
+				hidden.add(x)
 			}
 		}
-		rep.Phantom = append(rep.Phantom, TopList{Language: l, Packages: top(phantom)})
-		rep.Hidden = append(rep.Hidden, TopList{Language: l, Packages: top(hidden)})
+		rep.Phantom = append(rep.Phantom, TopList{Language: l, Packages: phantom.top(rep.Options.Ties)})
+		rep.Hidden = append(rep.Hidden, TopList{Language: l, Packages: hidden.top(rep.Options.Ties)})
 	}
 }
 
-func top(m map[string]int) []Count {
+// tally counts packages and remembers the order they were first seen in (projects in
+// the report's order: agent, language, problem; a project's set in its sorted order).
+type tally struct {
+	count map[string]int
+	first map[string]int
+}
+
+func newTally() *tally { return &tally{count: map[string]int{}, first: map[string]int{}} }
+
+func (t *tally) add(x string) {
+	if _, ok := t.first[x]; !ok {
+		t.first[x] = len(t.first)
+	}
+	t.count[x]++
+}
+
+// top returns the TopN most frequent packages, ties broken by name or by first sight.
+func (t *tally) top(ties string) []Count {
 	out := []Count{}
-	for k, v := range m {
+	for k, v := range t.count {
 		out = append(out, Count{k, v})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Count != out[j].Count {
 			return out[i].Count > out[j].Count
+		}
+		if ties == TiesFirstSeen {
+			return t.first[out[i].Name] < t.first[out[j].Name]
 		}
 		return out[i].Name < out[j].Name
 	})
@@ -561,12 +772,16 @@ func (rep *Report) intra(all []Project) {
 	}
 	trials := map[key]map[int]bool{}
 	byTask := map[key]map[int64]map[int][]string{}
+	failedTrial := map[key]map[int64]bool{}
 	for _, p := range all {
 		k := key{p.Agent, p.Language}
 		if trials[k] == nil {
-			trials[k], byTask[k] = map[int]bool{}, map[int64]map[int][]string{}
+			trials[k], byTask[k], failedTrial[k] = map[int]bool{}, map[int64]map[int][]string{}, map[int64]bool{}
 		}
 		trials[k][p.Trial] = true
+		if !p.Success(rep.Options.K) {
+			failedTrial[k][p.Problem] = true
+		}
 		if p.D1Unreadable != "" {
 			continue
 		}
@@ -591,6 +806,11 @@ func (rep *Report) intra(all []Project) {
 			for _, prob := range sortedKeys(byTask[k]) {
 				sets := byTask[k][prob]
 				if len(sets) != len(ts) {
+					continue
+				}
+				if rep.Options.Paper && failedTrial[k][prob] {
+					// The paper's Table 5 counts the tasks every trial made to work.
+					in.LeftOut++
 					continue
 				}
 				in.Tasks++
@@ -642,7 +862,7 @@ func (rep *Report) envGap(main []Project) {
 			switch p.ErrorClass {
 			case studylayout.ErrorSystemLib:
 				g.SysLib++
-				if p.MadeToWork {
+				if p.Success(rep.Options.K) {
 					g.Recovered++
 				}
 			case studylayout.ErrorFetchFail:
@@ -744,4 +964,43 @@ func num(f *float64) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.3f", *f)
+}
+
+// tables fills Tables 1, 2 and 9: the problem list, its domains and the study's scale.
+func (rep *Report) tables(main []Project, s *Study) {
+	for _, n := range sortedKeys(s.Problems) {
+		rep.ProblemList = append(rep.ProblemList, s.Problems[n])
+	}
+	byDomain := map[string]*DomainRow{}
+	var order []string
+	for _, p := range rep.ProblemList {
+		d := byDomain[p.Domain]
+		if d == nil {
+			d = &DomainRow{Domain: p.Domain}
+			byDomain[p.Domain] = d
+			order = append(order, p.Domain)
+		}
+		d.N++
+		if len(d.Representative) < Representatives {
+			d.Representative = append(d.Representative, p.Title)
+		}
+	}
+	for _, d := range order {
+		rep.Domains = append(rep.Domains, *byDomain[d])
+	}
+	tasks, langs := map[int64]bool{}, map[schemas.Ecosystem]bool{}
+	agents := map[string]bool{}
+	for _, p := range main {
+		tasks[p.Problem], langs[p.Language], agents[p.Agent] = true, true, true
+	}
+	sc := Scale{Tasks: len(tasks), Languages: len(langs), Agents: len(agents), Primary: len(main),
+		MaxInteract: 1 + rep.Options.K, TotalRuns: rep.Projects}
+	sc.PrimaryGrid = sc.Tasks * sc.Languages * sc.Agents
+	rep.Scale = sc
+	repeated := map[string]bool{}
+	for _, in := range rep.Intra {
+		repeated[in.Agent] = true
+	}
+	rep.Scale.Stochastic = rep.Projects - rep.Main
+	rep.Scale.RepeatedAgent = sortedKeys(repeated)
 }

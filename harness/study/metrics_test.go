@@ -103,7 +103,12 @@ func writeStudyTB(t testing.TB, projects []hp) string {
 		b, _ := json.Marshal(meta)
 		write(filepath.Join(pd, "meta.json"), string(b))
 		if p.d3 != nil {
-			b, _ := json.Marshal(map[string]any{"d2": nonNil(p.d2), "d3": p.d3})
+			l := map[string]any{"d2": nonNil(p.d2), "d3": p.d3}
+			if lang == "cpp" && p.d2 == nil { // no CMake configure read: D2 := D1
+				delete(l, "d2")
+				l["d2_unreadable"] = "no CMakeCache.txt in the project"
+			}
+			b, _ := json.Marshal(l)
 			write(filepath.Join(pd, "layers.json"), string(b))
 		}
 	}
@@ -155,7 +160,7 @@ func loadHand(t *testing.T) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Compute(s)
+	return Compute(s, Options{})
 }
 
 func near(t *testing.T, what string, got *float64, want float64) {

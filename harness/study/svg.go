@@ -243,14 +243,21 @@ func Figures(r *Report) map[string]string {
 	var val [][]float64
 	for _, c := range r.Convergence {
 		rows = append(rows, c.Agent+" · "+langName(c.Language))
-		v := make([]float64, len(Buckets))
-		for i, b := range Buckets {
+		v := make([]float64, len(r.Buckets))
+		for i, b := range r.Buckets {
 			v[i] = float64(c.Buckets[b]) / float64(c.N)
 		}
 		val = append(val, v)
 	}
-	out["fig5-repair-cycles.svg"] = stacked("Figure 5: repair cycles to converge", rows, Buckets,
-		[]string{"#59a14f", "#8cd17d", "#f1ce63", "#f28e2b", "#d37295", "#e15759", "#bab0ac"}, val)
+	// Colours: first attempt green, the ranges from light green to orange, over the
+	// budget pink, failed red, unknown grey.
+	ranges := []string{"#8cd17d", "#f1ce63", "#f28e2b", "#b07aa1"}
+	colours := []string{"#59a14f"}
+	for i := 1; i < len(r.Buckets)-3; i++ {
+		colours = append(colours, ranges[(i-1)%len(ranges)])
+	}
+	colours = append(colours, "#d37295", "#e15759", "#bab0ac")
+	out["fig5-repair-cycles.svg"] = stacked(fmt.Sprintf("Figure 5: repair cycles to converge (budget k = %d)", r.Options.K), rows, r.Buckets, colours, val)
 	// Figure 6: SR(0) and gain per agent, grouped by language.
 	var cats []string
 	for _, l := range Languages {
@@ -281,15 +288,13 @@ func Figures(r *Report) map[string]string {
 		}
 	}
 	out["fig7-rates.svg"] = bars("Figure 7: phantom, hidden and bloat rates", cats, []string{"phantom", "hidden", "bloat"}, rates, nil, 0, nil)
-	// Figure 8: rho per ecosystem, C++ left out.
+	// Figure 8: rho per ecosystem, C++ included (its D2 from the CMake configure).
 	var names []string
 	var ins []Inflation
 	for _, in := range r.Inflation {
-		if !in.Excluded {
-			names, ins = append(names, langName(in.Language)), append(ins, in)
-		}
+		names, ins = append(names, langName(in.Language)), append(ins, in)
 	}
-	out["fig8-inflation.svg"] = boxes("Figure 8: inflation ratio rho = |D2|/|D1| (log scale; C++ left out)", names, ins)
+	out["fig8-inflation.svg"] = boxes("Figure 8: inflation ratio rho = |D2|/|D1| over successful projects (log scale)", names, ins)
 	// Figure 9: mean Jaccard per agent pair, grouped by language, 0.5 dotted.
 	var pairs []string
 	pairIdx := map[string]int{}
