@@ -24,7 +24,9 @@ import (
 //
 // envgap-core/2: runs go through the egress door (core/egress): the only way out of the
 // sandbox is the registry proxy and the image's undated package sources.
-const Version = "envgap-core/2"
+// envgap-core/3: C++ D2 is what the CMake configure found and fetched (the build trees'
+// CMakeCache.txt, core/deps.CMakeInstalled), no longer D1.
+const Version = "envgap-core/3"
 
 // Side says which state of the project a run evaluates.
 type Side string

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/envgap/envgap/core/deps"
 	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/images"
 	"github.com/envgap/envgap/internal/testenv"
@@ -108,5 +109,75 @@ func TestImagesBehave(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCppD2FromConfigure runs a real CMake configure and build in envgap-cpp-eval and
+// reads C++ D2 the way the core does (deps.D2Commands' command, deps.CMakeInstalled):
+// find_package(ZLIB), find_package(Foo CONFIG) from the project's own prefix, a
+// pkg-config module, and a fetched project (a local archive, no network) that fetches
+// another in its own build: D2 holds both fetched projects, beyond what the project
+// declared (the paper's "fetched projects recursively pull an additional library").
+func TestCppD2FromConfigure(t *testing.T) {
+	e := needEngine(t)
+	files := []sandbox.File{
+		{Path: "CMakeLists.txt", Content: []byte(`cmake_minimum_required(VERSION 3.16)
+project(d CXX)
+include(FetchContent)
+find_package(ZLIB REQUIRED)
+list(APPEND CMAKE_PREFIX_PATH ${CMAKE_SOURCE_DIR}/prefix)
+find_package(Foo CONFIG REQUIRED)
+find_package(Threads)
+find_package(PkgConfig)
+pkg_check_modules(ZZ QUIET zlib)
+FetchContent_Declare(MyLib URL ${CMAKE_SOURCE_DIR}/third_party/mylib.tar.gz)
+FetchContent_MakeAvailable(MyLib)
+add_executable(d m.cpp)
+target_link_libraries(d ZLIB::ZLIB mylib)
+`)},
+		{Path: "m.cpp", Content: []byte("#include <zlib.h>\n#include <iostream>\nint mylib();\nint main() { std::cout << \"zlib \" << zlibVersion() << \" \" << mylib() << std::endl; }\n")},
+		{Path: "prefix/lib/cmake/Foo/FooConfig.cmake", Content: []byte("set(Foo_FOUND TRUE)\n")},
+		{Path: "src/mylib/CMakeLists.txt", Content: []byte("cmake_minimum_required(VERSION 3.16)\nproject(mylib CXX)\ninclude(FetchContent)\n" +
+			"FetchContent_Declare(inner URL ${CMAKE_CURRENT_SOURCE_DIR}/inner.tar.gz)\nFetchContent_MakeAvailable(inner)\n" +
+			"add_library(mylib STATIC mylib.cpp)\ntarget_link_libraries(mylib inner)\n")},
+		{Path: "src/mylib/mylib.cpp", Content: []byte("int inner(); int mylib() { return inner() + 1; }\n")},
+		{Path: "src/inner/CMakeLists.txt", Content: []byte("cmake_minimum_required(VERSION 3.16)\nproject(inner CXX)\nadd_library(inner STATIC inner.cpp)\n")},
+		{Path: "src/inner/inner.cpp", Content: []byte("int inner() { return 41; }\n")},
+	}
+	_, after := deps.D2Commands(schemas.EcosystemCPP, nil)
+	steps := []string{
+		"mkdir -p third_party && tar czf src/mylib/inner.tar.gz -C src inner && tar czf third_party/mylib.tar.gz -C src mylib && rm -rf src",
+		"cmake -S . -B build >/dev/null 2>&1 && cmake --build build >/dev/null && ./build/d",
+		after,
+	}
+	spec := sandbox.Spec{Image: schemas.ImageRef(images.Cpp), Files: files, Collect: []string{deps.EvidenceDir}}
+	for i, s := range steps {
+		spec.Steps = append(spec.Steps, sandbox.Step{Name: string(rune('a' + i)), Command: s})
+	}
+	res, err := e.Run(context.Background(), spec)
+	if errors.Is(err, sandbox.ErrImageMissing) {
+		testenv.Missing(t, "%v", err)
+	}
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, sr := range res.Steps {
+		if sr.ExitCode != 0 {
+			t.Fatalf("step %q exited %d: %s", sr.Command, sr.ExitCode, sr.Output)
+		}
+	}
+	if !strings.Contains(string(res.Steps[1].Output), "zlib 1.") || !strings.Contains(string(res.Steps[1].Output), " 42") {
+		t.Errorf("the program did not run: %s", res.Steps[1].Output)
+	}
+	ds, ok := deps.CMakeInstalled(res.Collected[deps.D2CMakePath])
+	if !ok {
+		t.Fatalf("no CMake cache collected (%d files: %v)", len(res.Collected), res.Missing)
+	}
+	var got []string
+	for _, d := range ds.Deps {
+		got = append(got, deps.Key(schemas.EcosystemCPP, d.Name))
+	}
+	if strings.Join(got, " ") != "foo zlib inner mylib zlib" {
+		t.Errorf("D2 = %v (keys %v), want Foo, ZLIB, inner, mylib and pkg-config's zlib", ds.Deps, got)
 	}
 }

@@ -56,9 +56,13 @@
 //
 // python: the difference of pip list --format=json before and after resolve
 // (PipListDiff); javascript: the whole tree of npm ls --all --json, each package once
-// (NpmLs); java: mvn dependency:list (MvnDependencyList); cpp: D1, as CMake has no
-// package manager. The listings are written under /evidence (D2Paths). A task's
-// d2_command replaces the "after" listing.
+// (NpmLs); java: mvn dependency:list (MvnDependencyList); cpp: what the CMake configure
+// found and fetched, read from the build trees' CMakeCache.txt (CMakeInstalled: module-
+// and config-mode find_package, pkg-config modules, every FetchContent populated,
+// including those a fetched project fetches; Threads, PkgConfig and Git left out as the
+// toolchain), the paper's "CMake configure log"; D1, marked Unreadable, when no cache is
+// found. The listings are written under /evidence (D2Paths). A task's d2_command
+// replaces the "after" listing.
 //
 // # D3: traced (TraceCommand, TraceDeps)
 //

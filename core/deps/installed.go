@@ -32,7 +32,8 @@ const (
 //     ends with "|| true".
 //   - java: mvn dependency:list into a file, appended over the modules of a multi-module
 //     build.
-//   - cpp: none; D2 is D1 (CMake has no package manager).
+//   - cpp: the CMake caches of the project's build trees (CMakeInstalled reads what the
+//     configure found and fetched; the paper's "CMake configure log").
 func D2Commands(eco schemas.Ecosystem, d2Command *string) (before, after string) {
 	switch eco {
 	case schemas.EcosystemPython:
@@ -42,6 +43,8 @@ func D2Commands(eco schemas.Ecosystem, d2Command *string) (before, after string)
 		after = "mkdir -p " + EvidenceDir + " && (npm ls --all --json > " + D2AfterPath + " 2>/dev/null || true)"
 	case schemas.EcosystemJava:
 		after = "mkdir -p " + EvidenceDir + " && rm -f " + D2MavenPath + " && mvn -B -q dependency:list -DoutputFile=" + D2MavenPath + " -DappendOutput=true"
+	case schemas.EcosystemCPP:
+		after = d2CMakeCommand
 	}
 	if d2Command != nil && strings.TrimSpace(*d2Command) != "" {
 		after = *d2Command
@@ -58,13 +61,16 @@ func D2Paths(eco schemas.Ecosystem) (before, after string) {
 		return "", D2AfterPath
 	case schemas.EcosystemJava:
 		return "", D2MavenPath
+	case schemas.EcosystemCPP:
+		return "", D2CMakePath
 	}
 	return "", ""
 }
 
 // Installed reads D2 from the listings D2Commands wrote: PipListDiff, NpmLs or
-// MvnDependencyList by ecosystem; for cpp it returns D1 (the paper: D2 := D1). Names of
-// the project itself (self, see Declared.Self) are left out.
+// MvnDependencyList by ecosystem; for cpp CMakeInstalled, or where no CMake cache was
+// collected D1 with Unreadable saying so (the paper's D2 := D1). Names of the project
+// itself (self, see Declared.Self) are left out.
 func Installed(eco schemas.Ecosystem, before, after []byte, d1 schemas.DepSet, self []string) (schemas.DepSet, error) {
 	var ds schemas.DepSet
 	var err error
@@ -76,7 +82,16 @@ func Installed(eco schemas.Ecosystem, before, after []byte, d1 schemas.DepSet, s
 	case schemas.EcosystemJava:
 		ds, err = MvnDependencyList(after)
 	case schemas.EcosystemCPP:
-		ds = schemas.DepSet{Deps: append([]schemas.Dependency{}, d1.Deps...), Unreadable: d1.Unreadable}
+		var ok bool
+		if ds, ok = CMakeInstalled(after); !ok {
+			// Not configured with CMake where it can be read: the paper's D2 := D1,
+			// marked as not measured so that a report can say so.
+			why := "no CMakeCache.txt under /work to read what CMake configured: D2 is taken as D1"
+			if d1.Unreadable != "" {
+				why += " (" + d1.Unreadable + ")"
+			}
+			ds = schemas.DepSet{Deps: append([]schemas.Dependency{}, d1.Deps...), Unreadable: why}
+		}
 	default:
 		return schemas.DepSet{}, fmt.Errorf("installed: %w %q", ErrUnknownEcosystem, eco)
 	}

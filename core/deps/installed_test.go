@@ -96,7 +96,7 @@ func TestD2Commands(t *testing.T) {
 		{schemas.EcosystemPython, &blank, "D2.before.json", "python3 -m pip list"},
 		{schemas.EcosystemJavaScript, nil, "", "npm ls --all --json > /evidence/D2.raw.json 2>/dev/null || true"},
 		{schemas.EcosystemJava, nil, "", "dependency:list -DoutputFile=/evidence/D2.raw.txt -DappendOutput=true"},
-		{schemas.EcosystemCPP, nil, "", ""},
+		{schemas.EcosystemCPP, nil, "", "-name CMakeCache.txt -not -path '*/_deps/*'"},
 	}
 	for _, tt := range tests {
 		b, a := D2Commands(tt.eco, tt.d2)
@@ -110,13 +110,42 @@ func TestD2Commands(t *testing.T) {
 	}
 }
 
+// TestCMakeInstalled reads the caches collected by the C++ D2 command from a real
+// configure in envgap-cpp-eval (testdata/cmake_cache.txt; images' TestCppD2FromConfigure
+// runs it): find_package(ZLIB) in module mode, find_package(Foo CONFIG), a
+// pkg_check_modules(ZZ zlib), FetchContent of MyLib whose own CMakeLists fetches inner,
+// and Threads and PkgConfig (the toolchain, left out).
+func TestCMakeInstalled(t *testing.T) {
+	ds, ok := CMakeInstalled(readTestdata(t, "cmake_cache.txt"))
+	if !ok || ds.Unreadable != "" {
+		t.Fatalf("not read: %+v", ds)
+	}
+	checkDeps(t, ds.Deps, []dep{{"Foo", "", false}, {"ZLIB", "", false}, {"inner", "", false}, {"mylib", "", false}, {"zlib", "", false}})
+	if _, ok := CMakeInstalled(nil); ok {
+		t.Error("no cache collected: read as measured")
+	}
+	// A config-mode entry not found, and a _DIR that is not a package configuration.
+	ds, _ = CMakeInstalled([]byte("#envgap-cache /work/build/CMakeCache.txt\n//The directory containing a CMake configuration file for fmt.\nfmt_DIR:PATH=fmt_DIR-NOTFOUND\n//Path to a file.\nZLIB_INCLUDE_DIR:PATH=/usr/include\n"))
+	if len(ds.Deps) != 0 {
+		t.Errorf("deps %+v, want none", ds.Deps)
+	}
+}
+
 func TestInstalled(t *testing.T) {
 	d1 := schemas.DepSet{Deps: []schemas.Dependency{{Name: "OpenSSL"}, {Name: "Tricky"}}}
+	// No CMake cache collected: D2 is D1, marked not measured.
 	ds, err := Installed(schemas.EcosystemCPP, nil, nil, d1, []string{"tricky"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkDeps(t, ds.Deps, []dep{{"OpenSSL", "", false}})
+	if !strings.Contains(ds.Unreadable, "D2 is taken as D1") {
+		t.Errorf("D2 := D1 without saying so: %q", ds.Unreadable)
+	}
+	ds, err = Installed(schemas.EcosystemCPP, nil, readTestdata(t, "cmake_cache.txt"), d1, []string{"mylib"})
+	if err != nil || ds.Unreadable != "" || len(ds.Deps) != 4 {
+		t.Errorf("from the cache, without the project itself: %+v, %v", ds, err)
+	}
 	ds, err = Installed(schemas.EcosystemPython, readTestdata(t, "pip_before.json"), readTestdata(t, "pip_after.json"), d1, []string{"My_Project"})
 	if err != nil {
 		t.Fatal(err)
