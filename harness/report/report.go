@@ -209,14 +209,30 @@ func reportRow(f *ResultFolder) ReportRow {
 			if strings.HasPrefix(r.Trajectory, "not inspected") {
 				row.NotInspected++
 			}
-			if r.ManifestF1.Measured {
-				f1Sum += r.ManifestF1.F1
-				row.ManifestF1.Measured++
+		}
+		// Manifest F1 and safe install, as the ranked score: each run's first attempt,
+		// averaged over the task's runs where measured, then over the tasks.
+		var f1, safe []float64
+		for _, attempts := range tr.runs {
+			for _, a := range attempts {
+				if a.Attempt != 1 {
+					continue
+				}
+				if a.ManifestF1.Measured {
+					f1 = append(f1, a.ManifestF1.F1)
+				}
+				if a.Safe.Measured {
+					safe = append(safe, a.Safe.Share)
+				}
 			}
-			if r.Safe.Measured {
-				safeSum += r.Safe.Share
-				row.SafeInstall.Measured++
-			}
+		}
+		if len(f1) > 0 {
+			f1Sum += sum(f1) / float64(len(f1))
+			row.ManifestF1.Measured++
+		}
+		if len(safe) > 0 {
+			safeSum += sum(safe) / float64(len(safe))
+			row.SafeInstall.Measured++
 		}
 	}
 	row.Resolved, row.Best = rate(resolved, row.Scored), rate(best, row.Scored)
@@ -274,7 +290,7 @@ func (lb *Leaderboard) Markdown(w io.Writer) error {
 			r.Rejected, r.Leaked, r.NotInspected, cost)
 	}
 	b.WriteString("\n")
-	b.WriteString("The ranked score is the first attempt. Controls are tasks that already work, where the right move is to change nothing: an agent that changes nothing gets every control right, so read the repairs column for repairs. Manifest F1 and safe install are means over the tasks where they were measured (their count in brackets).\n\n")
+	b.WriteString("The ranked score is the first attempt. Controls are tasks that already work, where the right move is to change nothing: an agent that changes nothing gets every control right, so read the repairs column for repairs. Manifest F1 and safe install are means over the tasks where they were measured (their count in brackets), each task's first attempts averaged over its runs.\n\n")
 	for _, r := range lb.Rows {
 		var notes []string
 		if r.Excluded > 0 {
@@ -349,4 +365,12 @@ func (lb *Leaderboard) ReportChart() ([]byte, error) {
 		}
 	}
 	return chart.EncodePNG(img)
+}
+
+func sum(xs []float64) float64 {
+	t := 0.0
+	for _, x := range xs {
+		t += x
+	}
+	return t
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,5 +137,42 @@ func BenchmarkReport10k(b *testing.B) {
 		if _, err := lb.ReportChart(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestReportF1AndSafeInstallOverEveryRun: with k = 3 runs, manifest F1 and safe install
+// are each run's first attempt averaged over the task's runs, then over the tasks (as the
+// ranked score), not run 1 alone. Task a: F1 0.25, 0.5, 0.75 over runs 1-3 (mean 0.5);
+// a second attempt's F1 1.0 of run 1 does not count. Task b: F1 measured in run 2 only
+// (1.0). Row: (0.5 + 1.0)/2 = 0.75 over 2 tasks. Safe install: a 1, 0, 1 (2/3); b none:
+// 2/3 over 1 task. Run 1 alone would give F1 0.25 (1 task) and safe install 1.
+func TestReportF1AndSafeInstallOverEveryRun(t *testing.T) {
+	mk := func(id string, run, attempt int, f1 *float64, safe *float64) schemas.EvalResult {
+		r := result(id, false, false, schemas.EvalUnresolved)
+		r.Run, r.Attempt = run, attempt
+		if f1 != nil {
+			r.ManifestF1 = schemas.ManifestScore{Measured: true, F1: *f1}
+		}
+		if safe != nil {
+			r.Safe = schemas.SafeInstallScore{Measured: true, Share: *safe}
+		}
+		return r
+	}
+	f := func(v float64) *float64 { return &v }
+	rs := []schemas.EvalResult{
+		mk("a", 1, 1, f(0.25), f(1)), mk("a", 1, 2, f(1), f(0)), mk("a", 2, 1, f(0.5), f(0)), mk("a", 3, 1, f(0.75), f(1)),
+		mk("b", 1, 1, nil, nil), mk("b", 2, 1, f(1), nil), mk("b", 3, 1, nil, nil),
+	}
+	dir := writeResultFolder(t, schemas.EvalSummary{Agent: "my-agent", Split: "lite", Mode: "run", K: 3, MaxAttempts: 2, Tasks: 2}, rs)
+	folder, err := ReadResultFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := BuildReport([]*ResultFolder{folder}).Rows[0]
+	if row.ManifestF1.Measured != 2 || math.Abs(row.ManifestF1.Mean-0.75) > 1e-12 {
+		t.Errorf("manifest F1 %+v, want 0.75 over 2 tasks", row.ManifestF1)
+	}
+	if row.SafeInstall.Measured != 1 || math.Abs(row.SafeInstall.Mean-2.0/3) > 1e-12 {
+		t.Errorf("safe install %+v, want 2/3 over 1 task", row.SafeInstall)
 	}
 }
