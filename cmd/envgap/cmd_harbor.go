@@ -41,13 +41,21 @@ by its path.
 Then, on the engine (DOCKER_HOST), a trial of each task the way Harbor runs one: build the
 environment (main and the registry service), start it, wait for the healthcheck, run the
 agent's part, copy tests/ to /tests, run /tests/test.sh as the verifier and read
-/logs/verifier/reward.txt. The scenarios and the rewards they must get:
+/logs/verifier/reward.txt. The scenarios (seed 001's five smoke-test rows, then envgap's
+own) and the rewards they must get:
 
-  unchanged        0 (1 for a control)
-  oracle           1 (solution/solve.sh)
-  source edit      0 (the oracle, and one source file changed)
-  wrong manifest   0 (the oracle, then the manifest overwritten with junk)
-  given change     printed only (--change DIR: files written into /work)
+  unchanged          0 (1 for a control)
+  empty workspace    0 (every file of /work deleted)
+  breaks the build   0 (the oracle, then the manifest overwritten with junk)
+  still failing      0 (the manifest changed, a newline added, nothing fixed; 1 for a control)
+  oracle             1 (solution/solve.sh)
+  source edit        0 (the oracle, and one source file changed)
+  given change       printed only (--change DIR: files written into /work)
+
+After the trials: seed 001's aggregate tables, Scenario | Expected | Result over every
+task, and the reward-signal breakdown (Signal | Count | %: which step decides each task's
+reward against its unfixed project, from the still-failing trial). A failed step's reason
+quotes its error line.
 
 The registry service's upstreams are the public registries unless --pypi-upstream /
 --npm-upstream (or ENVGAP_PYPI_UPSTREAM / ENVGAP_NPM_UPSTREAM) say otherwise. Where

@@ -229,12 +229,44 @@ func TestHarborCheckOnEngine(t *testing.T) {
 	var table bytes.Buffer
 	rep.WriteTable(&table)
 	t.Logf("\n%s", table.String())
-	if !rep.OK() || len(rep.Results) != 10 {
+	// Two tasks, six scenarios each, and the given change on each.
+	if !rep.OK() || len(rep.Results) != 14 {
 		t.Fatalf("smoke table disagrees:\n%s\n%s", table.String(), log.String())
 	}
+	const pipRefusal = "No matching distribution found for tabulate==0.9.1"
 	for _, r := range rep.Results {
-		if r.Scenario == ScenarioChange && (r.Got != 0 || !strings.Contains(r.Reason, "resolve failed")) {
-			t.Errorf("%s: tabulate 0.9.1 (published after the cut-off) got reward %v (%s), want 0 from a failed resolve", r.Task, r.Got, r.Reason)
+		if r.Scenario == ScenarioChange && (r.Got != 0 || r.Step != "resolve" || !strings.Contains(r.Reason, pipRefusal)) {
+			t.Errorf("%s: tabulate 0.9.1 (published after the cut-off) got reward %v (%s), want 0 from a failed resolve quoting pip's error line", r.Task, r.Got, r.Reason)
+		}
+		// The repair task unfixed: the environment touched, resolve fails as at base_commit,
+		// and the reason quotes pip's error line (not only "resolve failed (exit 1)").
+		if r.Scenario == ScenarioStillFailing && !r.Control && (r.Step != "resolve" || !strings.Contains(r.Reason, pipRefusal)) {
+			t.Errorf("%s still failing: step %q reason %q, want resolve quoting %q", r.Task, r.Step, r.Reason, pipRefusal)
+		}
+		if r.Scenario == ScenarioBreaksBuild && (r.Step != "resolve" || !strings.Contains(r.Reason, "this is not a manifest")) {
+			t.Errorf("%s breaks the build: step %q reason %q, want resolve quoting pip's refusal of the junk line", r.Task, r.Step, r.Reason)
+		}
+		if r.Scenario == ScenarioEmpty && !strings.Contains(r.Reason, "stats.py") {
+			t.Errorf("%s empty workspace: reason %q, want the deleted source file named", r.Task, r.Reason)
+		}
+	}
+	// Seed 001's aggregate tables: every scenario row as expected, and the signals of
+	// the two tasks against their unfixed project.
+	for _, row := range rep.Scenarios {
+		if row.Expected != "-" && row.Agree != row.Trials {
+			t.Errorf("scenario row %+v: not every trial as expected", row)
+		}
+	}
+	sig := map[string]int{}
+	for _, s := range rep.Signals {
+		sig[s.Signal] = s.Count
+	}
+	if sig[SignalResolve] != 1 || sig[SignalControl] != 1 || len(sig) != 2 {
+		t.Errorf("signals %+v, want one task failing in resolve and one control", rep.Signals)
+	}
+	for _, s := range []string{"| Scenario | Tasks | Expected | Result | Trials as expected |", "| empty workspace | all tasks | 0 | 0 | 2/2 |", "| Signal | Count | % |"} {
+		if !strings.Contains(table.String(), s) {
+			t.Errorf("the table lacks %q", s)
 		}
 	}
 	if !strings.Contains(log.String(), "No matching distribution found for tabulate==0.9.1") {

@@ -326,7 +326,8 @@ func testScript(t *schemas.Task) []byte {
 // testTemplate: reward 0 first; the guards in envgap's order (a changed source file, an
 // unchanged environment of a repair task); then bootstrap, resolve and run as envgap's
 // core runs them (each step bounded by the core's step timeout, the first failure ends
-// the run); reward 1 only when resolve and run exit 0.
+// the run); reward 1 only when resolve and run exit 0. A failed step's reason quotes its
+// error line.
 const testTemplate = `#!/bin/bash
 # The verifier of EnvGap task @ID@ (default-fail: reward 0 unless the project runs).
 set -uo pipefail
@@ -360,8 +361,18 @@ step() { # name
   echo "== $1 exit $rc"
   return $rc
 }
+errline() { # log: the step's error line (the last line that reads as one, else the last line)
+  local l
+  l=$(grep -aiE 'error|not found|no such|cannot|could not|unable to|fatal|exception|traceback|failed|missing' "$1" | tail -n 1)
+  [ -n "$l" ] || l=$(grep -av '^[[:space:]]*$' "$1" | tail -n 1)
+  l=$(printf '%s' "$l" | tr -d '\r' | sed 's/^[[:space:]]*//')
+  printf '%s' "${l:0:300}"
+}
 failed() { # name
-  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then echo "$1 timed out (@STEP_TIMEOUT@ s)"; else echo "$1 failed (exit $rc)"; fi
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then echo "$1 timed out (@STEP_TIMEOUT@ s)"; return; fi
+  local e
+  e=$(errline "$V/$1.log")
+  if [ -n "$e" ]; then echo "$1 failed (exit $rc): $e"; else echo "$1 failed (exit $rc)"; fi
 }
 step bootstrap || finish 0 0 "$(failed bootstrap)"
 step resolve || finish 0 0 "$(failed resolve)"

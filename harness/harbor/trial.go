@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -25,26 +26,41 @@ import (
 // Scenario is one smoke-test trial of a task.
 type Scenario string
 
-// The scenarios of harbor check (the seed's smoke-test table).
+// The scenarios of harbor check: seed 001's five smoke-test rows (unchanged, an empty
+// workspace, a change that breaks the build, a change that still fails, the reference
+// fix) and envgap's own (a source edit on top of the fix, a change given by the user).
 const (
-	ScenarioUnchanged     Scenario = "unchanged"      // the nop agent: nothing changes
-	ScenarioOracle        Scenario = "oracle"         // solution/solve.sh
-	ScenarioSourceEdit    Scenario = "source edit"    // the oracle, plus one source file changed
-	ScenarioWrongManifest Scenario = "wrong manifest" // the oracle, then the manifest overwritten with junk
-	ScenarioChange        Scenario = "given change"   // files given by the user
+	ScenarioUnchanged    Scenario = "unchanged"        // the nop agent: nothing changes
+	ScenarioEmpty        Scenario = "empty workspace"  // every file of /work deleted
+	ScenarioBreaksBuild  Scenario = "breaks the build" // the oracle, then the manifest overwritten with junk
+	ScenarioStillFailing Scenario = "still failing"    // the manifest changed (a newline added), no fix
+	ScenarioOracle       Scenario = "oracle"           // solution/solve.sh
+	ScenarioSourceEdit   Scenario = "source edit"      // the oracle, plus one source file changed
+	ScenarioChange       Scenario = "given change"     // files given by the user
 )
+
+// Scenarios are the scenarios with an expectation, in the order they run and print.
+var Scenarios = []Scenario{ScenarioUnchanged, ScenarioEmpty, ScenarioBreaksBuild, ScenarioStillFailing, ScenarioOracle, ScenarioSourceEdit}
 
 // Result is one trial's outcome.
 type Result struct {
 	Task     string   `json:"task"`
 	Scenario Scenario `json:"scenario"`
+	// Control is set for a control task (its project runs unchanged).
+	Control bool `json:"control,omitempty"`
 	// Want is the expected reward; -1 when the scenario has no expectation (a given change).
 	Want float64 `json:"want"`
 	// Got is the reward the verifier wrote; Errored when it wrote none that parses
 	// (Harbor counts that trial as errored).
 	Got     float64 `json:"got"`
 	Errored bool    `json:"errored"`
-	Reason  string  `json:"reason"`
+	// Reason is the verifier's reason.txt: for a failed step, its name, exit code and
+	// error line ("resolve failed (exit 1): ERROR: No matching distribution ...").
+	Reason string `json:"reason"`
+	// Step is the step that decided a reward of 0 (bootstrap, resolve, run), read from
+	// the reason; TimedOut when it ran out of time; empty when a guard decided (or 1).
+	Step     string `json:"step,omitempty"`
+	TimedOut bool   `json:"timed_out,omitempty"`
 	// Skipped says why the scenario could not be set up (no source file to edit).
 	Skipped string `json:"skipped,omitempty"`
 }
@@ -53,6 +69,10 @@ type Result struct {
 func (r Result) OK() bool {
 	return r.Skipped != "" || r.Want < 0 || (!r.Errored && r.Got == r.Want)
 }
+
+// stepReason reads the failing step from a verifier's reason ("resolve failed (exit 1):
+// ...", "run timed out (1200 s)").
+var stepReason = regexp.MustCompile(`^(bootstrap|resolve|run) (failed|timed out)\b`)
 
 // TrialOptions configure Trials.
 type TrialOptions struct {
@@ -141,18 +161,23 @@ func (e *Engine) Trials(ctx context.Context, path string, files []File, o TrialO
 		s    Scenario
 		want float64
 	}
-	plans := []plan{{ScenarioUnchanged, unchanged}, {ScenarioOracle, 1}, {ScenarioSourceEdit, 0}, {ScenarioWrongManifest, 0}}
+	// A control's project runs unchanged: it keeps its reward under a harmless change.
+	plans := []plan{{ScenarioUnchanged, unchanged}, {ScenarioEmpty, 0}, {ScenarioBreaksBuild, 0},
+		{ScenarioStillFailing, unchanged}, {ScenarioOracle, 1}, {ScenarioSourceEdit, 0}}
 	if o.Change != nil {
 		plans = append(plans, plan{ScenarioChange, -1})
 	}
 	var out []Result
 	for _, p := range plans {
-		r := Result{Task: path, Scenario: p.s, Want: p.want}
+		r := Result{Task: path, Scenario: p.s, Want: p.want, Control: control}
 		var agentCmd string
 		var extra []File
+		m := info.Metadata.ManifestPath
 		switch p.s {
 		case ScenarioOracle:
 			agentCmd = "bash /solution/solve.sh"
+		case ScenarioEmpty:
+			agentCmd = "find /work -mindepth 1 -delete"
 		case ScenarioSourceEdit:
 			src := sourceFile(files, o.IsEnvFile)
 			if src == "" {
@@ -161,20 +186,27 @@ func (e *Engine) Trials(ctx context.Context, path string, files []File, o TrialO
 				continue
 			}
 			agentCmd = "bash /solution/solve.sh && printf '\\n' >> " + shellQuote(src)
-		case ScenarioWrongManifest:
-			m := info.Metadata.ManifestPath
+		case ScenarioBreaksBuild, ScenarioStillFailing:
 			if m == "" {
 				r.Skipped = "the task names no manifest"
 				out = append(out, r)
 				continue
 			}
 			agentCmd = "bash /solution/solve.sh && printf 'envgap harbor check: this is not a manifest\\n' > " + shellQuote(m)
+			if p.s == ScenarioStillFailing {
+				// An environment file changed without changing what it says: the
+				// guard lets it through and the steps fail as at base_commit.
+				agentCmd = "printf '\\n' >> " + shellQuote(m)
+			}
 		case ScenarioChange:
 			extra = o.Change
 		}
 		fmt.Fprintf(log, "%s: trial %q\n", path, p.s)
 		if err := e.trial(ctx, ref, by, o, agentCmd, extra, info.Verifier.TimeoutSec, &r, log); err != nil {
 			return nil, fmt.Errorf("%s: trial %q: %w", path, p.s, err)
+		}
+		if sm := stepReason.FindStringSubmatch(r.Reason); sm != nil && !r.Errored && r.Got == 0 {
+			r.Step, r.TimedOut = sm[1], sm[2] == "timed out"
 		}
 		out = append(out, r)
 	}
