@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -203,6 +204,7 @@ type studyRunOptions struct {
 	BaseURL      string
 	Region       string
 	MaxTurns     int
+	ContextTok   int64
 	AgentImages  []string
 	AllowHosts   []string
 	Slurm        slurmOptions
@@ -266,6 +268,11 @@ See docs/study.md.`,
 			if err := checkContainedFlags(opts.Agent, opts.AgentImages, opts.AllowHosts); err != nil {
 				return err
 			}
+			n, err := studyContextTokens(opts.Agent, opts.Model, opts.ContextTok, f.Err)
+			if err != nil {
+				return err
+			}
+			opts.ContextTok = n
 			return runStudyRun(c, f, opts)
 		},
 	}
@@ -275,6 +282,7 @@ See docs/study.md.`,
 	c.Flags().StringVar(&opts.BaseURL, "base-url", "", "openai: an OpenAI-compatible server's URL (default the OpenAI API, key in $"+openai.EnvKey+")")
 	c.Flags().StringVar(&opts.Region, "region", "", "bedrock: the AWS region (default the AWS configuration's)")
 	c.Flags().IntVar(&opts.MaxTurns, "max-turns", 0, "bedrock, openai: model turns per protocol round (default the loop's)")
+	c.Flags().Int64Var(&opts.ContextTok, "context-tokens", 0, fmt.Sprintf("bedrock, openai: the model's context in tokens; older tool outputs are elided as the conversation nears it (default: the model's published context, %d for a model envgap does not know)", model.DefaultContextTokens))
 	c.Flags().StringSliceVar(&opts.Languages, "languages", []string{"python", "javascript", "java", "cpp"}, "languages, comma-separated")
 	c.Flags().StringVar(&opts.Problems, "problems", "", "the problem list (default "+defaultProblemsFile+", embedded)")
 	c.Flags().Int64SliceVar(&opts.Only, "only", nil, "run these problem numbers only (default: every problem of the list)")
@@ -300,6 +308,7 @@ type studyWork struct {
 	BaseURL      string                `json:"base_url,omitempty"`
 	Region       string                `json:"region,omitempty"`
 	MaxTurns     int                   `json:"max_turns,omitempty"`
+	ContextTok   int64                 `json:"context_tokens,omitempty"`
 	AgentImages  []string              `json:"agent_images,omitempty"`
 	AllowHosts   []string              `json:"allow_hosts,omitempty"`
 	AgentTimeout time.Duration         `json:"agent_timeout"`
@@ -411,7 +420,7 @@ func (w *studyWork) options(c *cobra.Command, f *factory, sess *verify.Session, 
 			return study.RunOptions{}, usageError{err}
 		}
 		ag = &study.ModelAgent{Core: sess.Stage.Cores[0], Limits: vo.Limits, Timeout: w.AgentTimeout,
-			Loop: &loop.Agent{Model: model.Retry(m, model.RetryPolicy{}), Limits: loop.Limits{MaxTurns: w.MaxTurns}, System: study.StudySystem, Tools: study.StudyTools()}}
+			Loop: &loop.Agent{Model: model.Retry(m, model.RetryPolicy{}), Limits: loop.Limits{MaxTurns: w.MaxTurns, ContextTokens: w.ContextTok}, System: study.StudySystem, Tools: study.StudyTools()}}
 	}
 	return study.RunOptions{
 		Agent:     ag,
@@ -461,7 +470,7 @@ func runStudyRun(c *cobra.Command, f *factory, opts *studyRunOptions) error {
 		langs = append(langs, eco)
 	}
 	w := &studyWork{workerEngine: opts.workerEngine(opts.Jobs), Agent: opts.Agent, AgentName: opts.AgentName, Model: opts.Model,
-		BaseURL: opts.BaseURL, Region: opts.Region, MaxTurns: opts.MaxTurns, AgentTimeout: opts.AgentTimeout,
+		BaseURL: opts.BaseURL, Region: opts.Region, MaxTurns: opts.MaxTurns, ContextTok: opts.ContextTok, AgentTimeout: opts.AgentTimeout,
 		AgentImages: opts.AgentImages, AllowHosts: opts.AllowHosts,
 		Languages: langs, Problems: problems, Trials: opts.Trials, MaxRepairs: opts.MaxRepairs, Variant: opts.Variant, Out: opts.Out}
 	progress := func(rel string, p *study.Protocol, skipped bool) {
@@ -582,4 +591,24 @@ func folderName(m string) string {
 		}
 	}
 	return strings.Trim(string(b), "-.")
+}
+
+// studyContextTokens is study run's --context-tokens: the flag when given, else the
+// model's published context (model.ContextTokens; an unknown model's default is said on
+// warn). An agent command keeps its own context: the flag is refused for it.
+func studyContextTokens(agent, modelID string, flag int64, warn io.Writer) (int64, error) {
+	builtin := agent == agentOpenAI || agent == agentBedrock
+	switch {
+	case flag < 0:
+		return 0, usageError{errors.New("--context-tokens cannot be negative")}
+	case flag > 0 && !builtin:
+		return 0, usageError{errors.New("--context-tokens is for --agent bedrock or openai (an agent command keeps its own context)")}
+	case flag > 0 || !builtin:
+		return flag, nil
+	}
+	n, known := model.ContextTokens(modelID)
+	if !known {
+		fmt.Fprintf(warn, "study run: envgap does not know the context of model %s: older tool outputs are elided as the conversation nears %d tokens (set --context-tokens)\n", modelID, n)
+	}
+	return n, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/envgap/envgap/data/demo"
 	"github.com/envgap/envgap/harness/study"
+	"github.com/envgap/envgap/lib/agent/model"
 	"github.com/envgap/envgap/lib/agent/model/scripted"
 )
 
@@ -343,6 +344,32 @@ func TestStudyRunDemoModelScript(t *testing.T) {
 		}
 		if !strings.HasPrefix(first, "TASK: Merkle Tree Verifier") || assistants < 2 {
 			t.Errorf("a repair round's request does not continue Gen's conversation: first %q, %d assistant messages", first, assistants)
+		}
+	}
+}
+
+// TestStudyContextTokens: study run's --context-tokens defaults to the model's context,
+// so the loop elides before the provider overflows; an unknown model gets the default
+// and a notice; an agent command refuses the flag.
+func TestStudyContextTokens(t *testing.T) {
+	var warn bytes.Buffer
+	for _, c := range []struct {
+		agent, model string
+		flag, want   int64
+		notice, bad  bool
+	}{
+		{agentBedrock, "anthropic.claude-3-5-sonnet-20241022-v2:0", 0, 200000, false, false},
+		{agentOpenAI, "gpt-4o", 0, 128000, false, false},
+		{agentOpenAI, "my-vllm-model", 0, model.DefaultContextTokens, true, false},
+		{agentOpenAI, "gpt-4o", 50000, 50000, false, false},
+		{"bash agent.sh", "", 0, 0, false, false},
+		{"bash agent.sh", "", 1000, 0, false, true},
+		{agentOpenAI, "gpt-4o", -1, 0, false, true},
+	} {
+		warn.Reset()
+		got, err := studyContextTokens(c.agent, c.model, c.flag, &warn)
+		if (err != nil) != c.bad || (!c.bad && got != c.want) || (warn.Len() > 0) != c.notice {
+			t.Errorf("%s %s --context-tokens %d: %d, %v, notice %q; want %d", c.agent, c.model, c.flag, got, err, warn.String(), c.want)
 		}
 	}
 }
