@@ -90,7 +90,11 @@ func WriteMarkdown(w io.Writer, r *Report, figures map[string]string) {
 		if id == "" {
 			id = fmt.Sprintf("p_%02d", p.Number)
 		}
-		t.add(id, p.Title, p.Domain, p.Complexity, strings.Join(p.StdlibSufficient, ", "))
+		std := strings.Join(p.StdlibSufficient, ", ")
+		if std == "" {
+			std = "–"
+		}
+		t.add(id, p.Title, p.Domain, p.Complexity, std)
 	}
 	t.write(w)
 

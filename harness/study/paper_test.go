@@ -383,3 +383,42 @@ func eq(t *testing.T, what string, got, want *float64) {
 	}
 	near(t, what, got, *want)
 }
+
+// TestPaperManifestConventions: D1 of a Java project with a test-scoped dependency and of a
+// Python project that declares in pyproject.toml alone, envgap's way and the paper's.
+func TestPaperManifestConventions(t *testing.T) {
+	dir := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	meta := `{"created_at": "2026-03-01T10:00:00Z", "worked_first_time": true, "made_to_work": true, "run_command": "true"}`
+	write("a/java-t1/p1/meta.json", meta)
+	write("a/java-t1/p1/written/pom.xml", `<project><modelVersion>4.0.0</modelVersion><groupId>g</groupId><artifactId>p</artifactId><version>1</version><dependencies>
+<dependency><groupId>com.google.code.gson</groupId><artifactId>gson</artifactId><version>2.10.1</version></dependency>
+<dependency><groupId>junit</groupId><artifactId>junit</artifactId><version>4.13.2</version><scope>test</scope></dependency>
+</dependencies></project>`)
+	write("a/python-t1/p1/meta.json", meta)
+	write("a/python-t1/p1/written/pyproject.toml", "[project]\nname = \"p\"\nversion = \"1\"\ndependencies = [\"requests==2.31.0\"]\n")
+	for _, c := range []struct {
+		paper    bool
+		java, py string
+	}{{false, "gson", "requests"}, {true, "gson junit", ""}} {
+		s, err := Load(context.Background(), dir, LoadOptions{Paper: c.paper})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d1 := map[schemas.Ecosystem]string{}
+		for _, p := range s.Projects {
+			d1[p.Language] = strings.Join(p.D1, " ")
+		}
+		if d1[schemas.EcosystemJava] != c.java || d1[schemas.EcosystemPython] != c.py {
+			t.Errorf("paper %v: java D1 %q, python D1 %q; want %q, %q", c.paper, d1[schemas.EcosystemJava], d1[schemas.EcosystemPython], c.java, c.py)
+		}
+	}
+}
