@@ -181,8 +181,12 @@ for _ in $(seq 50); do
 	[ -s "$OUT/study-model.url" ] && break
 	sleep 0.1
 done
+# Two trials (Table 5's repeats) and, in Python, a second agent folder on the same script
+# (the cross-agent table and Figure 9), so that the report shows every table and figure.
 run_stage study run --agent openai --base-url "$(head -n 1 "$OUT/study-model.url")" --model scripted-study \
-	--languages python,javascript --only 13,48 --max-repairs 3 --out "$OUT/study" --pypi-upstream "$PYPI_URL"
+	--languages python,javascript --only 13,48 --max-repairs 3 --trials 2 --out "$OUT/study" --pypi-upstream "$PYPI_URL"
+run_stage study run --agent openai --base-url "$(head -n 1 "$OUT/study-model.url")" --model scripted-study \
+	--agent-name scripted-study-b --languages python --only 13,48 --max-repairs 3 --out "$OUT/study" --pypi-upstream "$PYPI_URL"
 kill "$model_pid" 2>/dev/null || true
 model_pid=""
 if [ "$failed" -eq 0 ]; then
