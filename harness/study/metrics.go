@@ -442,6 +442,9 @@ func Compute(s *Study, o Options) *Report {
 			rep.Successful++
 			if p.HasLayers {
 				rep.Layered++
+				if p.D2FromD1 != "" {
+					rep.Skipped = append(rep.Skipped, Skip{Ref: p.Rel, Reason: "D2 not measured (" + p.D2FromD1 + "): D2 := D1, the paper's fallback", Metrics: "rho, Delta and bloat use D1 as D2"})
+				}
 			} else {
 				rep.Skipped = append(rep.Skipped, Skip{Ref: p.Rel, Reason: p.LayersReason, Metrics: "M2-M4 (rho, Delta, rates, P/R/F1), Tables 10-11"})
 			}

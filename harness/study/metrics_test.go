@@ -386,6 +386,7 @@ func TestComputeHandStudy(t *testing.T) {
 		"b/java-t2":              "has no main run",
 		"a/rust-t1":              `language "rust" is not one of`,
 		"c/javascript-t1/p2":     "no layers.json and no engine",
+		"a/cpp-t1/p1":            "D2 := D1, the paper's fallback",
 	}
 	for ref, sub := range want {
 		found := false
