@@ -17,5 +17,11 @@
 //
 // tasks.parquet has one row per task not excluded from scoring: path (the instance id) and
 // task_binary (Archive: a gzipped tar, byte-identical for the same files). ReadArchive
-// refuses truncated, corrupt or hostile archives. docs/harbor.md has the details.
+// refuses truncated, corrupt or hostile archives.
+//
+// Check's trials (Engine.Trials) are seed 001's smoke test: its five scenarios (unchanged,
+// empty workspace, breaks the build, still failing, oracle) and envgap's own (source edit,
+// a given change), each with the reward it must get; CheckReport.Summarize makes seed
+// 001's two aggregate tables (Scenario | Expected | Result over every task, and the
+// reward-signal breakdown Signal | Count | %). docs/harbor.md has the details.
 package harbor
