@@ -239,11 +239,15 @@ func (m *CoreMeasurer) Measure(ctx context.Context, f Final) (*studylayout.Layer
 		return nil, err
 	}
 	if failed {
-		line := lastLine(text)
+		line := failureLine(text)
 		return nil, &NotMeasuredError{Reason: fmt.Sprintf("the final project did not run when measured (step %s failed: %s; run %s)", step, line, ex.Digest.Short())}
 	}
 	return LayersOf(ex.Run, ex.Digest), nil
 }
+
+// failureLine is the line of a failure text that names the error: the last one with
+// something besides terminal colour codes.
+func failureLine(text string) string { return lastLine(string(core.StripANSI([]byte(text)))) }
 
 // lastLine returns the last non-empty line of a failure text before its closing
 // "[step exit N]" line: where the error usually is.

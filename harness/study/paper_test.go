@@ -422,3 +422,12 @@ func TestPaperManifestConventions(t *testing.T) {
 		}
 	}
 }
+
+// TestLastLineSkipsColourCodes: a failing step's last line that is only terminal colour
+// codes (Maven's) is not the reason; the line before it is.
+func TestLastLineSkipsColourCodes(t *testing.T) {
+	text := "$ mvn -B package\n[ERROR] Failed to execute goal on project demo\n\x1b[0m\x1b[0m\n[resolve exit 1]"
+	if got := failureLine(text); got != "[ERROR] Failed to execute goal on project demo" {
+		t.Errorf("lastLine = %q", got)
+	}
+}
