@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/envgap/envgap/lib/studylayout"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -151,21 +152,21 @@ func runCrawlLite(f *factory, opts *crawlLiteOptions) error {
 // loadProblemList reads --problems, or, when the study has no list of its own (Import
 // reads the study's problems.json itself), the list embedded with envgap's source (src):
 // never a file of the working directory.
-func loadProblemList(opts *crawlLiteOptions, src fs.FS) ([]lite.Problem, error) {
+func loadProblemList(opts *crawlLiteOptions, src fs.FS) ([]studylayout.Problem, error) {
 	if opts.Problems == "" {
-		if _, err := os.Stat(filepath.Join(opts.Study, lite.ProblemsFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(opts.Study, studylayout.ProblemsFile)); err == nil {
 			return nil, nil
 		}
 		b, err := fs.ReadFile(src, defaultProblemsFile)
 		if err != nil {
 			return nil, fmt.Errorf("the problem list embedded with envgap's source: %w", err)
 		}
-		return lite.ReadProblems(defaultProblemsFile+" (embedded with envgap's source)", bytes.NewReader(b))
+		return studylayout.ReadProblems(defaultProblemsFile+" (embedded with envgap's source)", bytes.NewReader(b))
 	}
 	fh, err := os.Open(opts.Problems)
 	if err != nil {
 		return nil, fmt.Errorf("problem list: %w", err)
 	}
 	defer fh.Close()
-	return lite.ReadProblems(opts.Problems, fh)
+	return studylayout.ReadProblems(opts.Problems, fh)
 }

@@ -7,7 +7,7 @@
 //	  problems.json                       optional: the problem list, or entries that fill
 //	                                      or override it (number, title, domain, description)
 //	  <agent>/<language>-t<trial>/p<N>/   one project (language: python, cpp, java, javascript)
-//	    meta.json                         what the study recorded (see Meta)
+//	    meta.json                         what the study recorded (see studylayout.Meta)
 //	    written/                          the project exactly as the agent wrote it
 //	    repaired/                         the project as it was when it ran (when repaired)
 //	    prompt.txt                        optional: the exact task text the agent got
@@ -32,7 +32,7 @@
 //
 // Changed, added and deleted environment files (IsEnvironmentFile: manifests, lockfiles,
 // build and setup files, shell scripts, Dockerfiles, READMEs); a setup.sh that installs the
-// repair's system packages with apt-get (SetupScript: non-interactive, installs only what
+// repair's system packages with apt-get (studylayout.SetupScript: non-interactive, installs only what
 // is missing, runs the project's own setup.sh after it); and, for a Java source the repair
 // moved under src/main/java, an unchanged copy of the source as written at that path. All
 // other edits are left out, and the reason lists them.

@@ -2,6 +2,7 @@ package lite
 
 import (
 	"fmt"
+	"github.com/envgap/envgap/lib/studylayout"
 	"path"
 	"sort"
 	"strings"
@@ -95,18 +96,18 @@ func Extract(written, repaired []schemas.File, packages []string) (*Extraction, 
 	}
 	if len(packages) > 0 {
 		existing := ""
-		if c, ok := fix[SetupScriptPath]; ok && c != nil {
+		if c, ok := fix[studylayout.SetupScriptPath]; ok && c != nil {
 			existing = *c
-		} else if c, ok := w[SetupScriptPath]; ok {
-			if _, deleted := fix[SetupScriptPath]; !deleted {
+		} else if c, ok := w[studylayout.SetupScriptPath]; ok {
+			if _, deleted := fix[studylayout.SetupScriptPath]; !deleted {
 				existing = c
 			}
 		}
-		s, err := SetupScript(packages, existing)
+		s, err := studylayout.SetupScript(packages, existing)
 		if err != nil {
 			return nil, err
 		}
-		fix[SetupScriptPath] = &s
+		fix[studylayout.SetupScriptPath] = &s
 		ex.Packages = dedupSorted(packages)
 	}
 	for _, p := range sortedKeys(fix) {
@@ -125,7 +126,7 @@ func (ex *Extraction) Describe() string {
 		parts = append(parts, "environment files changed by the repair: "+strings.Join(ex.EnvChanged, ", "))
 	}
 	if len(ex.Packages) > 0 {
-		parts = append(parts, fmt.Sprintf("%s installs the system packages the repair installed (%s)", SetupScriptPath, strings.Join(ex.Packages, ", ")))
+		parts = append(parts, fmt.Sprintf("%s installs the system packages the repair installed (%s)", studylayout.SetupScriptPath, strings.Join(ex.Packages, ", ")))
 	}
 	for _, p := range sortedKeys(ex.Copied) {
 		parts = append(parts, fmt.Sprintf("%s copied unchanged to %s, where Maven compiles it", ex.Copied[p], p))

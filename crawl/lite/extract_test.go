@@ -1,6 +1,7 @@
 package lite
 
 import (
+	"github.com/envgap/envgap/lib/studylayout"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,23 +15,23 @@ import (
 func boolp(b bool) *bool { return &b }
 
 func TestDecide(t *testing.T) {
-	repairedMeta := func(pkgs []string, changes ...string) *Meta {
-		return &Meta{CreatedAt: "2026-01-01T00:00:00Z", WorkedFirstTime: boolp(false), MadeToWork: boolp(true),
+	repairedMeta := func(pkgs []string, changes ...string) *studylayout.Meta {
+		return &studylayout.Meta{CreatedAt: "2026-01-01T00:00:00Z", WorkedFirstTime: boolp(false), MadeToWork: boolp(true),
 			RepairedAt: "2026-01-01T01:00:00Z", RunCommand: "run", SystemPackages: pkgs, RepairChanges: changes}
 	}
 	written := files("app.py", "import yaml\n", "requirements.txt", "pyyaml\n", "data.csv", "a,b\n")
 	cases := []struct {
 		name       string
-		meta       *Meta
+		meta       *studylayout.Meta
 		repaired   []schemas.File
 		noRepaired bool
 		want       schemas.Outcome
 		gold       map[string]*string // path -> content (nil: delete)
 		reasonHas  []string
 	}{
-		{name: "never made to work", meta: &Meta{WorkedFirstTime: boolp(false), MadeToWork: boolp(false)},
+		{name: "never made to work", meta: &studylayout.Meta{WorkedFirstTime: boolp(false), MadeToWork: boolp(false)},
 			want: schemas.OutcomeNotFixed, reasonHas: []string{"never made to work"}},
-		{name: "worked first time", meta: &Meta{WorkedFirstTime: boolp(true), MadeToWork: boolp(true)},
+		{name: "worked first time", meta: &studylayout.Meta{WorkedFirstTime: boolp(true), MadeToWork: boolp(true)},
 			want: schemas.OutcomeAlreadyWorks, reasonHas: []string{"worked first time"}},
 		{name: "no repaired copy", meta: repairedMeta(nil), noRepaired: true,
 			want: schemas.OutcomeFixNotRecorded, reasonHas: []string{"no repaired copy"}},
@@ -184,12 +185,12 @@ func TestParseMeta(t *testing.T) {
 		"\xff": "not UTF-8",
 	}
 	for in, want := range cases {
-		if _, err := ParseMeta([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("ParseMeta(%s) = %v, want an error mentioning %q", in, err, want)
+		if _, err := studylayout.ParseMeta([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("studylayout.ParseMeta(%s) = %v, want an error mentioning %q", in, err, want)
 		}
 	}
 	ok := `{"created_at":"2026-01-01T00:00:00+02:00","worked_first_time":false,"made_to_work":false}`
-	if _, err := ParseMeta([]byte(ok)); err != nil {
+	if _, err := studylayout.ParseMeta([]byte(ok)); err != nil {
 		t.Errorf("a not_fixed meta needs no run_command: %v", err)
 	}
 }
@@ -198,14 +199,14 @@ func TestParseMeta(t *testing.T) {
 // the first run installs the missing packages non-interactively, a run with everything
 // installed calls apt-get not at all, and the project's own setup.sh runs after it.
 func TestSetupScript(t *testing.T) {
-	if _, err := SetupScript([]string{"libssl-dev", "Bad_Name"}, ""); err == nil {
+	if _, err := studylayout.SetupScript([]string{"libssl-dev", "Bad_Name"}, ""); err == nil {
 		t.Error("invalid package name: want an error")
 	}
-	a, err := SetupScript([]string{"pkg-config", "libssl-dev", "libssl-dev"}, "")
+	a, err := studylayout.SetupScript([]string{"pkg-config", "libssl-dev", "libssl-dev"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := SetupScript([]string{"libssl-dev", "pkg-config"}, "")
+	b, _ := studylayout.SetupScript([]string{"libssl-dev", "pkg-config"}, "")
 	if a != b {
 		t.Error("the script depends on the order of packages")
 	}
@@ -213,7 +214,7 @@ func TestSetupScript(t *testing.T) {
 		t.Errorf("script:\n%s", a)
 	}
 	sh := testenv.Tool(t, "sh")
-	script, _ := SetupScript([]string{"libssl-dev", "pkg-config"}, "#!/bin/bash\necho own-setup-ran \"$UNSET_VAR\"\n")
+	script, _ := studylayout.SetupScript([]string{"libssl-dev", "pkg-config"}, "#!/bin/bash\necho own-setup-ran \"$UNSET_VAR\"\n")
 	for _, tc := range []struct {
 		name      string
 		installed string // packages dpkg-query reports installed

@@ -3,6 +3,7 @@ package lite
 import (
 	"errors"
 	"fmt"
+	"github.com/envgap/envgap/lib/studylayout"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,7 +21,7 @@ const MadeBy = "coding-agent study"
 type Options struct {
 	// Problems is the problem list (data/problems.json). A study's own problems.json,
 	// when present, fills or overrides entries number by number.
-	Problems []Problem
+	Problems []studylayout.Problem
 }
 
 // Result is what Import found: one candidate per importable project, sorted by instance
@@ -50,9 +51,9 @@ func Import(study string, opts Options) (*Result, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("study %s is not a folder", study)
 	}
-	lists := [][]Problem{opts.Problems}
-	if f, err := os.Open(filepath.Join(study, ProblemsFile)); err == nil {
-		ps, err := ReadProblems(filepath.Join(study, ProblemsFile), f)
+	lists := [][]studylayout.Problem{opts.Problems}
+	if f, err := os.Open(filepath.Join(study, studylayout.ProblemsFile)); err == nil {
+		ps, err := studylayout.ReadProblems(filepath.Join(study, studylayout.ProblemsFile), f)
 		f.Close()
 		if err != nil {
 			return nil, err
@@ -61,11 +62,11 @@ func Import(study string, opts Options) (*Result, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("study: %w", err)
 	}
-	problems := problemIndex(lists...)
+	problems := studylayout.IndexProblems(lists...)
 	if len(problems) == 0 {
-		return nil, fmt.Errorf("study %s: no problem list: pass the study's problem list (data/problems.json) or put %s in the study", study, ProblemsFile)
+		return nil, fmt.Errorf("study %s: no problem list: pass the study's problem list (data/problems.json) or put %s in the study", study, studylayout.ProblemsFile)
 	}
-	refs, rejects, err := listProjects(study)
+	refs, rejects, err := studylayout.List(study)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +88,7 @@ func Import(study string, opts Options) (*Result, error) {
 }
 
 // importProject turns one project folder into a candidate, or rejects it.
-func importProject(ref projectRef, problems map[int64]Problem) (*schemas.Candidate, []schemas.CrawlReject) {
+func importProject(ref studylayout.Project, problems map[int64]studylayout.Problem) (*schemas.Candidate, []schemas.CrawlReject) {
 	id := schemas.InstanceID(ref.Repo(), ref.Problem)
 	var rejects []schemas.CrawlReject
 	reject := func(rel, format string, a ...any) {
@@ -95,33 +96,33 @@ func importProject(ref projectRef, problems map[int64]Problem) (*schemas.Candida
 	}
 	prob, ok := problems[ref.Problem]
 	if !ok {
-		reject(ref.Rel, "problem %d is not in the problem list; add it to the study's %s", ref.Problem, ProblemsFile)
+		reject(ref.Rel, "problem %d is not in the problem list; add it to the study's %s", ref.Problem, studylayout.ProblemsFile)
 		return nil, rejects
 	}
-	metaRel := ref.Rel + "/" + MetaFile
-	var meta *Meta
-	if st, err := os.Lstat(filepath.Join(ref.Dir, MetaFile)); err != nil {
+	metaRel := ref.Rel + "/" + studylayout.MetaFile
+	var meta *studylayout.Meta
+	if st, err := os.Lstat(filepath.Join(ref.Dir, studylayout.MetaFile)); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			reject(metaRel, "is missing; every project needs its %s (created_at, worked_first_time, made_to_work, ...)", MetaFile)
+			reject(metaRel, "is missing; every project needs its %s (created_at, worked_first_time, made_to_work, ...)", studylayout.MetaFile)
 		} else {
 			reject(metaRel, "cannot be read: %v", err)
 		}
 	} else if !st.Mode().IsRegular() {
 		reject(metaRel, "is not a regular file (a symbolic link or folder)")
-	} else if b, err := os.ReadFile(filepath.Join(ref.Dir, MetaFile)); err != nil {
+	} else if b, err := os.ReadFile(filepath.Join(ref.Dir, studylayout.MetaFile)); err != nil {
 		reject(metaRel, "cannot be read: %v", err)
-	} else if meta, err = ParseMeta(b); err != nil {
+	} else if meta, err = studylayout.ParseMeta(b); err != nil {
 		reject(metaRel, "%v", err)
 	}
-	wrel := ref.Rel + "/" + WrittenDir
+	wrel := ref.Rel + "/" + studylayout.WrittenDir
 	var written []schemas.File
-	if st, err := os.Lstat(filepath.Join(ref.Dir, WrittenDir)); err != nil {
-		reject(wrel, "is missing; the project as written goes in %s/", WrittenDir)
+	if st, err := os.Lstat(filepath.Join(ref.Dir, studylayout.WrittenDir)); err != nil {
+		reject(wrel, "is missing; the project as written goes in %s/", studylayout.WrittenDir)
 	} else if !st.IsDir() {
 		reject(wrel, "is not a folder")
 	} else {
 		var probs []fileProblem
-		written, probs = readTree(filepath.Join(ref.Dir, WrittenDir), wrel)
+		written, probs = readTree(filepath.Join(ref.Dir, studylayout.WrittenDir), wrel)
 		for _, p := range probs {
 			reject(p.Rel, "%s", p.Reason)
 		}
@@ -129,15 +130,15 @@ func importProject(ref projectRef, problems map[int64]Problem) (*schemas.Candida
 			reject(wrel, "holds no files")
 		}
 	}
-	rrel := ref.Rel + "/" + RepairedDir
+	rrel := ref.Rel + "/" + studylayout.RepairedDir
 	var repaired []schemas.File
 	haveRepaired := false
-	if st, err := os.Lstat(filepath.Join(ref.Dir, RepairedDir)); err == nil {
+	if st, err := os.Lstat(filepath.Join(ref.Dir, studylayout.RepairedDir)); err == nil {
 		if !st.IsDir() {
 			reject(rrel, "is not a folder")
 		} else {
 			var probs []fileProblem
-			repaired, probs = readTree(filepath.Join(ref.Dir, RepairedDir), rrel)
+			repaired, probs = readTree(filepath.Join(ref.Dir, studylayout.RepairedDir), rrel)
 			for _, p := range probs {
 				reject(p.Rel, "%s", p.Reason)
 			}
@@ -147,9 +148,9 @@ func importProject(ref projectRef, problems map[int64]Problem) (*schemas.Candida
 	// problem_statement is the card's form: a title, a blank line, the body. The body is
 	// the prompt the agent got (prompt.txt); without it, the problem's description.
 	statement := prob.Statement()
-	if b, err := os.ReadFile(filepath.Join(ref.Dir, PromptFile)); err == nil {
+	if b, err := os.ReadFile(filepath.Join(ref.Dir, studylayout.PromptFile)); err == nil {
 		if !utf8.Valid(b) {
-			reject(ref.Rel+"/"+PromptFile, "is not valid UTF-8; re-encode it")
+			reject(ref.Rel+"/"+studylayout.PromptFile, "is not valid UTF-8; re-encode it")
 		} else if s := strings.TrimRight(string(b), "\r\n"); strings.TrimSpace(s) != "" {
 			statement = prob.Title + "\n\n" + s
 		}
@@ -214,14 +215,14 @@ func importProject(ref projectRef, problems map[int64]Problem) (*schemas.Candida
 
 // decide sets the outcome the import can decide on its own, its reason, and for a
 // repair with an environment part the fix (outcome not_checked: verify decides).
-func decide(m *Meta, written, repaired []schemas.File, haveRepaired bool, rel string) (schemas.Outcome, string, []schemas.File, string, error) {
+func decide(m *studylayout.Meta, written, repaired []schemas.File, haveRepaired bool, rel string) (schemas.Outcome, string, []schemas.File, string, error) {
 	switch {
 	case !*m.MadeToWork:
 		return schemas.OutcomeNotFixed, "never made to work in the study: the agent's repairs did not get it running, so there is no working environment to take a fix from", nil, "", nil
 	case *m.WorkedFirstTime:
 		return schemas.OutcomeAlreadyWorks, "worked first time in the study's clean container: the project as written already runs, so there is nothing to repair", nil, "", nil
 	case !haveRepaired:
-		return schemas.OutcomeFixNotRecorded, fmt.Sprintf("the study says it was made to work, but no repaired copy was saved (%s/%s/ is missing), so the repair cannot be rebuilt", rel, RepairedDir), nil, "", nil
+		return schemas.OutcomeFixNotRecorded, fmt.Sprintf("the study says it was made to work, but no repaired copy was saved (%s/%s/ is missing), so the repair cannot be rebuilt", rel, studylayout.RepairedDir), nil, "", nil
 	}
 	w, r := fileMap(written), fileMap(repaired)
 	if sameFiles(w, r) && len(m.SystemPackages) == 0 {

@@ -1,6 +1,7 @@
 package lite
 
 import (
+	"github.com/envgap/envgap/lib/studylayout"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,14 +13,14 @@ import (
 	"github.com/envgap/envgap/schemas"
 )
 
-func loadProblems(t *testing.T) []Problem {
+func loadProblems(t *testing.T) []studylayout.Problem {
 	t.Helper()
 	f, err := os.Open("../../data/problems.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	ps, err := ReadProblems("data/problems.json", f)
+	ps, err := studylayout.ReadProblems("data/problems.json", f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package lite
 
 import (
+	"github.com/envgap/envgap/lib/studylayout"
 	"path"
 
 	"github.com/envgap/envgap/schemas"
@@ -8,7 +9,7 @@ import (
 
 // runSetup runs a project's setup.sh when there is one: the fix's setup.sh installs the
 // system packages the repair installed.
-const runSetup = "if [ -f " + SetupScriptPath + " ]; then bash " + SetupScriptPath + "; fi"
+const runSetup = "if [ -f " + studylayout.SetupScriptPath + " ]; then bash " + studylayout.SetupScriptPath + "; fi"
 
 // Commands are the evaluation commands the import gives a Lite candidate.
 type Commands struct {

@@ -2,6 +2,7 @@ package lite
 
 import (
 	"fmt"
+	"github.com/envgap/envgap/lib/studylayout"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -67,8 +68,8 @@ func readTree(dir, rel string) ([]schemas.File, []fileProblem) {
 			probs = append(probs, fileProblem{srel, fmt.Sprintf("cannot be read: %v", err)})
 			return nil
 		}
-		if info.Size() > MaxFileBytes {
-			probs = append(probs, fileProblem{srel, fmt.Sprintf("is %d bytes, over the %d-byte limit of one project file; a generated or vendored file does not belong in the project as written", info.Size(), MaxFileBytes)})
+		if info.Size() > studylayout.MaxFileBytes {
+			probs = append(probs, fileProblem{srel, fmt.Sprintf("is %d bytes, over the %d-byte limit of one project file; a generated or vendored file does not belong in the project as written", info.Size(), studylayout.MaxFileBytes)})
 			return nil
 		}
 		b, err := os.ReadFile(p)
@@ -92,11 +93,11 @@ func readTree(dir, rel string) ([]schemas.File, []fileProblem) {
 	if err != nil {
 		probs = append(probs, fileProblem{rel, fmt.Sprintf("cannot be read: %v", err)})
 	}
-	if total > MaxProjectBytes {
-		probs = append(probs, fileProblem{rel, fmt.Sprintf("holds %d bytes of files, over the %d-byte limit of one project", total, MaxProjectBytes)})
+	if total > studylayout.MaxProjectBytes {
+		probs = append(probs, fileProblem{rel, fmt.Sprintf("holds %d bytes of files, over the %d-byte limit of one project", total, studylayout.MaxProjectBytes)})
 	}
-	if len(files) > MaxProjectFiles {
-		probs = append(probs, fileProblem{rel, fmt.Sprintf("holds %d files, over the limit of %d", len(files), MaxProjectFiles)})
+	if len(files) > studylayout.MaxProjectFiles {
+		probs = append(probs, fileProblem{rel, fmt.Sprintf("holds %d files, over the limit of %d", len(files), studylayout.MaxProjectFiles)})
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, probs
