@@ -1,11 +1,12 @@
-// Package jobs runs a stage's work past one machine (verify, recheck, eval --slurm): a job array of envgap workers
-// on a Slurm cluster, every worker taking items from one shared store.
+// Package jobs runs a stage's work past one machine (verify, recheck, eval, run and study run
+// with --slurm): a job array of envgap workers on a Slurm cluster, every worker taking items
+// from one shared store.
 //
 // Three pieces, each usable alone:
 //
 //   - A work queue (Queue) in a folder of the shared store: the plan (the command, its
 //     arguments and the items, in order) and one lease per item. A worker claims an item
-//     under a lease that it renews while it works; a lease that is not renewed in time
+//     under a lease that renews itself while the item runs; a lease that is not renewed in time
 //     (the worker was killed, its node is gone, the job ran out of time) or whose owner
 //     is known to be dead (same machine, process gone) is handed to another worker. Each
 //     item is claimed at most MaxAttempts times (the first run and one redo by default);
