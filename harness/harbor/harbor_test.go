@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/envgap/envgap/core/shell"
 	"net"
 	"net/http"
 	"os"
@@ -366,7 +367,7 @@ func TestScriptsParse(t *testing.T) {
 	}
 	work := t.TempDir()
 	os.WriteFile(filepath.Join(work, "README.md"), []byte("x"), 0o644)
-	script := strings.Replace(string(solve), "cd /work", "cd "+shellQuote(work), 1)
+	script := strings.Replace(string(solve), "cd /work", "cd "+shell.Quote(work), 1)
 	if out, err := exec.Command(bash, "-c", script).CombinedOutput(); err != nil {
 		t.Fatalf("solve.sh: %v\n%s", err, out)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/envgap/envgap/core/shell"
 	"io/fs"
 	"sort"
 	"strings"
@@ -290,13 +291,13 @@ func solveScript(t *schemas.Task) ([]byte, error) {
 		if err := schemas.CheckRelPath(f.Path); err != nil {
 			return nil, fmt.Errorf("%s: gold_files: %w", t.InstanceID, err)
 		}
-		q := shellQuote(f.Path)
+		q := shell.Quote(f.Path)
 		if f.Content == nil {
 			fmt.Fprintf(&b, "rm -f -- %s\n", q)
 			continue
 		}
 		if i := strings.LastIndex(f.Path, "/"); i > 0 {
-			fmt.Fprintf(&b, "mkdir -p -- %s\n", shellQuote(f.Path[:i]))
+			fmt.Fprintf(&b, "mkdir -p -- %s\n", shell.Quote(f.Path[:i]))
 		}
 		fmt.Fprintf(&b, "base64 -d > %s <<'ENVGAP_EOF'\n", q)
 		enc := base64.StdEncoding.EncodeToString([]byte(*f.Content))
@@ -308,8 +309,6 @@ func solveScript(t *schemas.Task) ([]byte, error) {
 	}
 	return []byte(b.String()), nil
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // testScript is the default-fail verifier.
 func testScript(t *schemas.Task) []byte {

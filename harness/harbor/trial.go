@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/envgap/envgap/core/shell"
 	"io"
 	"regexp"
 	"strconv"
@@ -185,18 +186,18 @@ func (e *Engine) Trials(ctx context.Context, path string, files []File, o TrialO
 				out = append(out, r)
 				continue
 			}
-			agentCmd = "bash /solution/solve.sh && printf '\\n' >> " + shellQuote(src)
+			agentCmd = "bash /solution/solve.sh && printf '\\n' >> " + shell.Quote(src)
 		case ScenarioBreaksBuild, ScenarioStillFailing:
 			if m == "" {
 				r.Skipped = "the task names no manifest"
 				out = append(out, r)
 				continue
 			}
-			agentCmd = "bash /solution/solve.sh && printf 'envgap harbor check: this is not a manifest\\n' > " + shellQuote(m)
+			agentCmd = "bash /solution/solve.sh && printf 'envgap harbor check: this is not a manifest\\n' > " + shell.Quote(m)
 			if p.s == ScenarioStillFailing {
 				// An environment file changed without changing what it says: the
 				// guard lets it through and the steps fail as at base_commit.
-				agentCmd = "printf '\\n' >> " + shellQuote(m)
+				agentCmd = "printf '\\n' >> " + shell.Quote(m)
 			}
 		case ScenarioChange:
 			extra = o.Change
@@ -456,7 +457,7 @@ func (e *Engine) copyDir(ctx context.Context, id string, by map[string]File, pre
 
 // copyFiles writes files into dir in a container (made when missing).
 func (e *Engine) copyFiles(ctx context.Context, id string, files []File, dir string) error {
-	if _, _, err := e.exec(ctx, id, "mkdir -p "+shellQuote(dir), time.Minute); err != nil {
+	if _, _, err := e.exec(ctx, id, "mkdir -p "+shell.Quote(dir), time.Minute); err != nil {
 		return err
 	}
 	var buf bytes.Buffer
