@@ -110,7 +110,7 @@ func Export(st catalog.Store, opts Options) (*Report, error) {
 		return nil, err
 	}
 	// Write everything into a temporary sibling folder, then publish it by one rename.
-	tmp, err := os.MkdirTemp(filepath.Dir(abs), leftoverPrefix(abs)+"*")
+	tmp, err := outFolder(abs).Temp()
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
@@ -119,7 +119,7 @@ func Export(st catalog.Store, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := publish(tmp, abs); err != nil {
+	if err := publishExport(tmp, abs); err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	if rel.release != nil {
@@ -184,11 +184,11 @@ func claimOut(out string) (abs string, unlock func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return "", nil, fmt.Errorf("export: %w", err)
 	}
-	unlock, err = lockExports(abs)
+	unlock, err = outFolder(abs).Lock()
 	if err != nil {
 		return "", nil, fmt.Errorf("export: %w", err)
 	}
-	if err := recoverOut(abs); err != nil {
+	if err := outFolder(abs).Recover(); err != nil {
 		unlock()
 		return "", nil, fmt.Errorf("export: %w", err)
 	}

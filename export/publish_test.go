@@ -123,13 +123,13 @@ func TestRecoverPutsBackASetAsideRelease(t *testing.T) {
 	want := readTree(t, old)
 	parent := t.TempDir()
 	out := filepath.Join(parent, "release")
-	if err := os.Rename(old, filepath.Join(parent, oldPrefix(out)+"00000000000000000001")); err != nil {
+	if err := os.Rename(old, filepath.Join(parent, ".release.export-old-00000000000000000001")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(filepath.Join(parent, leftoverPrefix(out)+"123"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(parent, ".release.export-123"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := recoverOut(out); err != nil {
+	if err := outFolder(out).Recover(); err != nil {
 		t.Fatal(err)
 	}
 	if !sameTree(readTree(t, out), want) {

@@ -8,5 +8,6 @@
 //   - lib/agent: the agent protocol (workspace, task view, repro server, Act);
 //   - lib/jobs: the work queue and Slurm client that run a stage past one machine;
 //   - lib/release: the Hub folder's format (configs, parquet layout, readers);
-//   - lib/chart: what the PNG charts share.
+//   - lib/chart: what the PNG charts share;
+//   - lib/publish: the one way a folder written whole is put in place (one rename).
 package lib

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/envgap/envgap/lib/publish"
 	"html/template"
 	"net/url"
 	"os"
@@ -445,20 +446,38 @@ func taskPageOf(c *schemas.Candidate, t *schemas.Task, results []taskResult) (ta
 	return p, nil
 }
 
-// writeFolder writes the files to out, replacing an earlier site there.
+// writeFolder writes the files to out, replacing an earlier site there in one step
+// (lib/publish: a kill at any moment leaves the old site or the new one).
 func writeFolder(out string, fs files) error {
 	if ents, err := os.ReadDir(out); err == nil && len(ents) > 0 {
 		if !isSite(out) {
 			return fmt.Errorf("site: %s is not empty and not a site envgap site wrote (no %s and %s): give a new folder", out, IndexPage, TasksData)
 		}
-		if err := os.RemoveAll(out); err != nil {
-			return fmt.Errorf("site: %w", err)
-		}
 	} else if err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("site: %w", err)
 	}
-	tmp := out + ".tmp-site"
-	if err := os.RemoveAll(tmp); err != nil {
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return fmt.Errorf("site: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return fmt.Errorf("site: %w", err)
+	}
+	folder := publish.Folder{Out: abs, Tag: "site"}
+	unlock, err := folder.Lock()
+	if err != nil {
+		return fmt.Errorf("site: %w", err)
+	}
+	defer unlock()
+	if err := folder.Recover(); err != nil {
+		return fmt.Errorf("site: %w", err)
+	}
+	tmp, err := folder.Temp()
+	if err != nil {
+		return fmt.Errorf("site: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil {
 		return fmt.Errorf("site: %w", err)
 	}
 	names := make([]string, 0, len(fs))
@@ -490,10 +509,7 @@ func writeFolder(out string, fs files) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(out); err != nil {
-		return fmt.Errorf("site: %w", err)
-	}
-	if err := os.Rename(tmp, out); err != nil {
+	if err := folder.Publish(tmp); err != nil {
 		return fmt.Errorf("site: %w", err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/envgap/envgap/lib/publish"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -448,8 +449,9 @@ func runProject(ctx context.Context, o RunOptions, rel string, l schemas.Ecosyst
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return nil, err
 	}
-	os.RemoveAll(dst) // a folder without meta.json: an unfinished earlier attempt
-	if err := os.Rename(stage, dst); err != nil {
+	// A folder already there (one without meta.json: an unfinished earlier attempt) is
+	// swapped out in one step and goes with the work folder.
+	if err := (publish.Folder{Out: dst, Tag: "project"}).Publish(stage); err != nil {
 		return nil, err
 	}
 	return p, nil
