@@ -20,9 +20,9 @@ type BoxOpener interface {
 
 // BoxSpec is an agent's box for one attempt on one task.
 type BoxSpec struct {
-	InstanceID   string
-	Image        string // the card's image name (envgap-python-eval)
-	RegistryDate string
+	InstanceID string
+	Image      string         // the card's image name (envgap-python-eval)
+	Cutoff     schemas.Cutoff // the registry cut-off
 	// Dir is the workspace on the host, mounted at the box's working directory
 	// (WorkDir; empty: the sandbox's default, /work).
 	Dir     string
@@ -56,9 +56,9 @@ func (c *Core) OpenBox(ctx context.Context, spec BoxSpec) (*Box, error) {
 	if !ok {
 		return nil, errors.New("this engine runner cannot open agent boxes")
 	}
-	cutoff, err := schemas.ParseCutoff(spec.RegistryDate)
-	if err != nil {
-		return nil, fmt.Errorf("%s: registry_date: %w", spec.InstanceID, err)
+	cutoff := spec.Cutoff
+	if cutoff.IsZero() {
+		return nil, fmt.Errorf("%s: no registry cut-off given", spec.InstanceID)
 	}
 	door, doorEnv, doorFiles, err := c.OpenDoor(ctx, spec.Image, spec.AllowHosts...)
 	if err != nil {

@@ -48,13 +48,14 @@ type File struct {
 
 // Spec is one run's input.
 type Spec struct {
-	InstanceID   string
-	Side         Side
-	Project      []File
-	Overlay      []schemas.File // content nil deletes the path
-	Recipe       schemas.Recipe
-	RegistryDate string
-	Limits       sandbox.Limits
+	InstanceID string
+	Side       Side
+	Project    []File
+	Overlay    []schemas.File // content nil deletes the path
+	Recipe     schemas.Recipe
+	// Cutoff is the registry cut-off (a record's registry_date, schemas.Spec.Cutoff).
+	Cutoff schemas.Cutoff
+	Limits sandbox.Limits
 	// ManifestPaths are the manifests D1 is read from; empty: found in the project.
 	ManifestPaths []string
 }
@@ -126,10 +127,11 @@ func Key(spec Spec) (schemas.Digest, error) {
 		Project  []string       `json:"project"`
 		Overlay  []schemas.File `json:"overlay"`
 		Recipe   schemas.Recipe `json:"recipe"`
-		Date     string         `json:"registry_date"`
+		Cutoff   schemas.Cutoff `json:"registry_date"`
 		Limits   sandbox.Limits `json:"limits"`
 		Instance string         `json:"instance_id"`
-	}{Version, spec.Side, files, spec.Overlay, spec.Recipe, spec.RegistryDate, spec.Limits, spec.InstanceID})
+		Manifest []string       `json:"manifest_paths,omitempty"`
+	}{Version, spec.Side, files, spec.Overlay, spec.Recipe, spec.Cutoff, spec.Limits, spec.InstanceID, spec.ManifestPaths})
 	if err != nil {
 		return schemas.Digest{}, err
 	}

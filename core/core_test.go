@@ -2,8 +2,10 @@ package core
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/envgap/envgap/schemas"
 )
@@ -84,21 +86,52 @@ func TestSandboxFilesResolveInnerLinksOnly(t *testing.T) {
 
 func TestKeyDependsOnEveryInput(t *testing.T) {
 	base := Spec{InstanceID: "x", Side: SideBefore, Project: []File{{Path: "a", Content: []byte("1")}},
-		Recipe: schemas.Recipe{Ecosystem: schemas.EcosystemPython, ResolveCommand: "r"}, RegistryDate: "2024-01-01T00:00:00Z"}
+		Recipe: schemas.Recipe{Ecosystem: schemas.EcosystemPython, ResolveCommand: "r"}, Cutoff: schemas.MustParseCutoff("2024-01-01T00:00:00Z")}
 	k0, _ := Key(base)
-	variants := []func(*Spec){
-		func(s *Spec) { s.Side = SideAfter },
-		func(s *Spec) { s.Project = []File{{Path: "a", Content: []byte("2")}} },
-		func(s *Spec) { s.Overlay = []schemas.File{{Path: "a"}} },
-		func(s *Spec) { s.Recipe.ResolveCommand = "r2" },
-		func(s *Spec) { s.RegistryDate = "2024-01-02T00:00:00Z" },
-		func(s *Spec) { s.Limits.MemoryBytes = 1 },
+	// One variant per field of Spec, by name: a field added to Spec without a variant here
+	// fails the test, so every input the run depends on is keyed.
+	variants := map[string][]func(*Spec){
+		"InstanceID": {func(s *Spec) { s.InstanceID = "y" }},
+		"Side":       {func(s *Spec) { s.Side = SideAfter }},
+		"Project": {
+			func(s *Spec) { s.Project = []File{{Path: "a", Content: []byte("2")}} },
+			func(s *Spec) { s.Project = []File{{Path: "a", Content: []byte("1"), Mode: 0o755}} },
+			func(s *Spec) { s.Project = []File{{Path: "a", Link: "b"}} },
+			func(s *Spec) { s.Project = []File{{Path: "b", Content: []byte("1")}} },
+		},
+		"Overlay":       {func(s *Spec) { s.Overlay = []schemas.File{{Path: "a"}} }},
+		"Recipe":        {func(s *Spec) { s.Recipe.ResolveCommand = "r2" }, func(s *Spec) { s.Recipe.Image = "other" }},
+		"Cutoff":        {func(s *Spec) { s.Cutoff = schemas.MustParseCutoff("2024-01-02T00:00:00Z") }},
+		"Limits":        {func(s *Spec) { s.Limits.MemoryBytes = 1 }, func(s *Spec) { s.Limits.StepTimeout = time.Second }},
+		"ManifestPaths": {func(s *Spec) { s.ManifestPaths = []string{"requirements.txt"} }},
 	}
-	for i, v := range variants {
-		s := base
-		v(&s)
-		if k, _ := Key(s); k == k0 {
-			t.Errorf("variant %d does not change the key", i)
+	fields := reflect.TypeFor[Spec]()
+	for i := range fields.NumField() {
+		if _, ok := variants[fields.Field(i).Name]; !ok {
+			t.Errorf("Spec.%s has no variant here: key it in Key, then add one", fields.Field(i).Name)
+		}
+	}
+	for name, vs := range variants {
+		for i, v := range vs {
+			s := base
+			v(&s)
+			if k, _ := Key(s); k == k0 {
+				t.Errorf("%s variant %d does not change the key", name, i)
+			}
+		}
+	}
+	// One instant spelled two ways is one key (the cut-off is keyed canonically).
+	for _, pair := range [][2]string{
+		{"2024-01-01", "2024-01-01T23:59:59.999999999Z"},
+		{"2024-01-01T01:00:00+01:00", "2024-01-01T00:00:00Z"},
+		{"2024-01-01T00:00:00.000Z", "2024-01-01T00:00:00Z"},
+	} {
+		a, b := base, base
+		a.Cutoff, b.Cutoff = schemas.MustParseCutoff(pair[0]), schemas.MustParseCutoff(pair[1])
+		ka, _ := Key(a)
+		kb, _ := Key(b)
+		if ka != kb {
+			t.Errorf("cut-off %s and %s are one instant but give two keys", pair[0], pair[1])
 		}
 	}
 	reordered := base

@@ -42,7 +42,7 @@ func TestRunRecordsSkippedLinks(t *testing.T) {
 	}
 	r := &okRunner{}
 	c := &Core{Runner: r, Proxy: proxy, ProxyURL: "http://127.0.0.1:1", Store: st}
-	spec := Spec{InstanceID: "envgap__a__b-1", Side: SideBefore, RegistryDate: "2026-11-30",
+	spec := Spec{InstanceID: "envgap__a__b-1", Side: SideBefore, Cutoff: schemas.MustParseCutoff("2026-11-30"),
 		Recipe: schemas.Recipe{Ecosystem: schemas.EcosystemPython, ResolveCommand: "true", ReproCommand: "true", RunCommand: "true"},
 		Project: []File{
 			{Path: "main.py", Content: []byte("print(1)\n"), Mode: 0o644},

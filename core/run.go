@@ -49,9 +49,9 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 		}
 		re = compiled
 	}
-	cutoff, err := schemas.ParseCutoff(spec.RegistryDate)
-	if err != nil {
-		return nil, schemas.Digest{}, fmt.Errorf("%s: registry_date: %w", spec.InstanceID, err)
+	cutoff := spec.Cutoff
+	if cutoff.IsZero() {
+		return nil, schemas.Digest{}, fmt.Errorf("%s: no registry cut-off given", spec.InstanceID)
 	}
 	files, err := ApplyOverlay(spec.Project, spec.Overlay)
 	if err != nil {
@@ -106,7 +106,7 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 	}
 	run := &schemas.Run{
 		Kind: schemas.KindRun, InstanceID: spec.InstanceID, Side: string(spec.Side), Key: key, Recipe: r,
-		RegistryDate: spec.RegistryDate, Image: r.Image, ImageID: res.ImageID, CoreVersion: Version,
+		RegistryDate: spec.Cutoff.String(), Image: r.Image, ImageID: res.ImageID, CoreVersion: Version,
 		StartedAt: started.UTC().Format(time.RFC3339), FinishedAt: c.now().UTC().Format(time.RFC3339),
 		D1: d1, SkippedLinks: skippedLinks, RefusedConnections: refused,
 		Limits: schemas.RunLimits{StepTimeoutMS: lim.StepTimeout.Milliseconds(), MemoryBytes: lim.MemoryBytes,

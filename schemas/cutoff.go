@@ -84,3 +84,23 @@ func (c *Cutoff) UnmarshalText(b []byte) error {
 	*c = p
 	return nil
 }
+
+// Cutoff returns the record's registry_date as a cut-off (the one place a record's date
+// is parsed on its way to the core).
+func (s *Spec) Cutoff() (Cutoff, error) {
+	c, err := ParseCutoff(s.RegistryDate)
+	if err != nil {
+		return Cutoff{}, fmt.Errorf("registry_date: %w", err)
+	}
+	return c, nil
+}
+
+// MustParseCutoff is ParseCutoff for a literal known to be right (tests, constants); it
+// panics on an error.
+func MustParseCutoff(s string) Cutoff {
+	c, err := ParseCutoff(s)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}

@@ -193,7 +193,7 @@ func TestEgressSetupThatReachesAroundTheProxyFails(t *testing.T) {
 				InstanceID: "envgap__o__egress-1", Side: core.SideAfter,
 				Project:      project,
 				Recipe:       schemas.Recipe{Ecosystem: eco, ResolveCommand: "bash setup.sh", RunCommand: tt.run},
-				RegistryDate: tt.date, Limits: sandbox.Limits{StepTimeout: 3 * time.Minute},
+				Cutoff: schemas.MustParseCutoff(tt.date), Limits: sandbox.Limits{StepTimeout: 3 * time.Minute},
 			})
 			if err != nil {
 				t.Fatal(err)

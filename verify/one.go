@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/envgap/envgap/core"
@@ -144,14 +143,18 @@ func (s *Stage) check(ctx context.Context, on checkOn, c catalog.CandidateEntry,
 	if _, err := getProject(); err != nil {
 		return fail(id, err)
 	}
+	cutoff, err := c.Cutoff()
+	if err != nil {
+		return fail(id, err)
+	}
 	var before, after []schemas.Digest
 	var obs []Observation
 	for i := 0; i < opts.Repeat; i++ {
-		b, bd, err := s.run(ctx, cr, core.Spec{InstanceID: id, Side: core.SideBefore, Project: project, Recipe: recipe, RegistryDate: c.RegistryDate, Limits: opts.Limits}, imageID, "", i)
+		b, bd, err := s.run(ctx, cr, core.Spec{InstanceID: id, Side: core.SideBefore, Project: project, Recipe: recipe, Cutoff: cutoff, Limits: opts.Limits}, imageID, "", i)
 		if err != nil {
 			return fail(id, err)
 		}
-		a, ad, err := s.run(ctx, cr, core.Spec{InstanceID: id, Side: core.SideAfter, Project: project, Overlay: fix, Recipe: recipe, RegistryDate: c.RegistryDate, Limits: opts.Limits}, imageID, "", i)
+		a, ad, err := s.run(ctx, cr, core.Spec{InstanceID: id, Side: core.SideAfter, Project: project, Overlay: fix, Recipe: recipe, Cutoff: cutoff, Limits: opts.Limits}, imageID, "", i)
 		if err != nil {
 			return fail(id, err)
 		}
@@ -229,39 +232,11 @@ func (s *Stage) run(ctx context.Context, cr *core.Core, spec core.Spec, imageID,
 
 // runCached is run; it sets *cached (when not nil) when the memo answered.
 func (s *Stage) runCached(ctx context.Context, cr *core.Core, spec core.Spec, imageID, salt string, i int, cached *bool) (*schemas.Run, schemas.Digest, error) {
-	k, err := core.Key(spec)
-	if err != nil {
-		return nil, schemas.Digest{}, err
+	r, d, hit, err := core.Memoised(ctx, s.Store, cr.Run, spec, imageID, salt, i)
+	if cached != nil {
+		*cached = hit
 	}
-	key, err := schemas.DigestOf(struct {
-		Spec    schemas.Digest `json:"spec"`
-		ImageID string         `json:"image_id"`
-		Salt    string         `json:"salt,omitempty"`
-		Repeat  int            `json:"repeat"`
-	}{k, imageID, salt, i})
-	if err != nil {
-		return nil, schemas.Digest{}, err
-	}
-	if d, err := s.Store.Memo("run", key); err == nil {
-		var r schemas.Run
-		if err := s.Store.GetJSON(d, &r); err == nil && len(s.Store.Missing(d)) == 0 {
-			if cached != nil {
-				*cached = true
-			}
-			return &r, d, nil
-		}
-	}
-	r, d, err := cr.Run(ctx, spec)
-	if err != nil {
-		return nil, d, err
-	}
-	if r.ImageID != "" && r.ImageID != imageID && !strings.HasPrefix(r.ImageID, imageID) && !strings.HasPrefix(imageID, r.ImageID) {
-		return nil, d, &core.InfraError{Err: fmt.Errorf("%s: the image changed during the run (%s, then %s): run envgap build-images, then verify again", spec.InstanceID, imageID, r.ImageID)}
-	}
-	if err := s.Store.SetMemo("run", key, d); err != nil {
-		return nil, d, err
-	}
-	return r, d, nil
+	return r, d, err
 }
 
 // observe reduces a before/after pair of runs to what the outcome depends on.

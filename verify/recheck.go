@@ -182,8 +182,13 @@ func (s *Stage) recheckOne(ctx context.Context, cr *core.Core, rc rechecked, opt
 	// The recheck date is part of each run's memo key: a new recheck runs again, the same
 	// one does not.
 	tag := "recheck-" + label
+	cutoff, err := t.Cutoff()
+	if err != nil {
+		res.Error, res.err = err.Error(), err
+		return res
+	}
 	base := core.Spec{InstanceID: t.InstanceID, Side: core.SideAfter, Project: project, Recipe: recipe,
-		RegistryDate: t.RegistryDate, Limits: opts.Limits}
+		Cutoff: cutoff, Limits: opts.Limits}
 	un, ud, err := s.run(ctx, cr, base, imageID, tag+"/unchanged", 0)
 	if err != nil {
 		res.Error, res.err = err.Error(), err

@@ -35,7 +35,11 @@ func (s *Stage) Try(ctx context.Context, id string, opts TryOptions) (*schemas.R
 	if err != nil {
 		return nil, err
 	}
-	spec := core.Spec{InstanceID: id, Project: project, Recipe: recipe, RegistryDate: c.RegistryDate, Limits: opts.Limits}
+	cutoff, err := c.Cutoff()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", id, err)
+	}
+	spec := core.Spec{InstanceID: id, Project: project, Recipe: recipe, Cutoff: cutoff, Limits: opts.Limits}
 	switch opts.Fix {
 	case "", "none":
 		spec.Side = core.SideBefore

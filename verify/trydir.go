@@ -17,7 +17,7 @@ type DirOptions struct {
 	Dir          string
 	Ecosystem    schemas.Ecosystem
 	Recipe       schemas.Recipe // commands given on the command line; missing ones are generated
-	RegistryDate string         // default: now
+	Cutoff       schemas.Cutoff // the registry cut-off; zero: now
 	Side         core.Side      // before (repro) or after (run, traced)
 	Options
 }
@@ -48,9 +48,9 @@ func (s *Stage) TryDir(ctx context.Context, o DirOptions) (*schemas.Run, error) 
 	if err != nil {
 		return nil, err
 	}
-	date := o.RegistryDate
-	if date == "" {
-		date = time.Now().UTC().Format(time.RFC3339)
+	cutoff := o.Cutoff
+	if cutoff.IsZero() {
+		cutoff = schemas.CutoffAt(time.Now().Truncate(time.Second))
 	}
 	side := o.Side
 	if side == "" {
@@ -59,6 +59,6 @@ func (s *Stage) TryDir(ctx context.Context, o DirOptions) (*schemas.Run, error) 
 	if len(s.Cores) == 0 {
 		return nil, errors.New("try: no engine")
 	}
-	run, _, err := s.Cores[0].Run(ctx, core.Spec{InstanceID: c.InstanceID, Side: side, Project: project, Recipe: recipe, RegistryDate: date, Limits: o.Limits})
+	run, _, err := s.Cores[0].Run(ctx, core.Spec{InstanceID: c.InstanceID, Side: side, Project: project, Recipe: recipe, Cutoff: cutoff, Limits: o.Limits})
 	return run, err
 }

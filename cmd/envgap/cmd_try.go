@@ -61,6 +61,13 @@ content or null}}). Nothing is recorded as a verdict.`,
 }
 
 func runTry(c *cobra.Command, f *factory, opts *tryOptions) error {
+	var cutoff schemas.Cutoff
+	if opts.Date != "" {
+		var err error
+		if cutoff, err = schemas.ParseCutoff(opts.Date); err != nil {
+			return usageError{fmt.Errorf("--registry-date: %w", err)}
+		}
+	}
 	sess, vo, err := opts.open(c, f)
 	if err != nil {
 		return err
@@ -73,7 +80,7 @@ func runTry(c *cobra.Command, f *factory, opts *tryOptions) error {
 			return usageError{fmt.Errorf("--side must be before or after")}
 		}
 		r, err = sess.Stage.TryDir(c.Context(), verify.DirOptions{Dir: opts.Dir, Ecosystem: schemas.Ecosystem(opts.Ecosystem),
-			Recipe: opts.Recipe, RegistryDate: opts.Date, Side: core.Side(opts.Side), Options: vo})
+			Recipe: opts.Recipe, Cutoff: cutoff, Side: core.Side(opts.Side), Options: vo})
 	} else {
 		r, err = sess.Stage.Try(c.Context(), opts.ID, verify.TryOptions{Options: vo, Fix: opts.Fix})
 	}

@@ -255,7 +255,7 @@ func TestAuditNPMAndMaven(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s, pkgs, err := a.SafeInstall(context.Background(), c.eco, "2021-06-01T00:00:00Z", c.deps)
+			s, pkgs, err := a.SafeInstall(context.Background(), c.eco, schemas.MustParseCutoff("2021-06-01T00:00:00Z"), c.deps)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +274,7 @@ func TestAuditNPMAndMaven(t *testing.T) {
 func TestExistedAtDate(t *testing.T) {
 	srv := fakeUpstreams(t)
 	a := testAuditor(srv, false)
-	_, pkgs, err := a.SafeInstall(context.Background(), schemas.EcosystemPython, "2023-01-01T00:00:00Z", []schemas.Dependency{dep("brand-new", "==1.0.0", true), dep("requests", "==2.28.0", true)})
+	_, pkgs, err := a.SafeInstall(context.Background(), schemas.EcosystemPython, schemas.MustParseCutoff("2023-01-01T00:00:00Z"), []schemas.Dependency{dep("brand-new", "==1.0.0", true), dep("requests", "==2.28.0", true)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +316,7 @@ func TestUpstreamErrors(t *testing.T) {
 			if c.name == "unreachable" || c.name == "osv 500" {
 				deps = []schemas.Dependency{dep("requests", "==2.28.0", true)}
 			}
-			_, pkgs, err := c.a().SafeInstall(context.Background(), c.eco, "2023-01-01T00:00:00Z", deps)
+			_, pkgs, err := c.a().SafeInstall(context.Background(), c.eco, schemas.MustParseCutoff("2023-01-01T00:00:00Z"), deps)
 			if err == nil {
 				t.Fatalf("no error; packages %+v", pkgs)
 			}
@@ -496,7 +496,7 @@ func TestRemovedVersions(t *testing.T) {
 		if c.eco == schemas.EcosystemJavaScript {
 			name = "unpub"
 		}
-		safety, pkgs, err := a.SafeInstall(context.Background(), c.eco, "2023-01-01", []schemas.Dependency{dep(name, c.spec, true)})
+		safety, pkgs, err := a.SafeInstall(context.Background(), c.eco, schemas.MustParseCutoff("2023-01-01"), []schemas.Dependency{dep(name, c.spec, true)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -549,7 +549,7 @@ func TestSafeInstallRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s, pkgs, err := a.SafeInstall(context.Background(), c.eco, "2023-01-01T00:00:00Z", []schemas.Dependency{c.dep})
+			s, pkgs, err := a.SafeInstall(context.Background(), c.eco, schemas.MustParseCutoff("2023-01-01T00:00:00Z"), []schemas.Dependency{c.dep})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -567,7 +567,7 @@ func TestSafeInstallRules(t *testing.T) {
 	}
 	// A registry that fails is a fault of the measurement, never "does not exist".
 	for _, eco := range []schemas.Ecosystem{py, npm} {
-		if s, pkgs, err := a.SafeInstall(context.Background(), eco, "2023-01-01T00:00:00Z", []schemas.Dependency{dep("flaky", "==1.0", true)}); err == nil {
+		if s, pkgs, err := a.SafeInstall(context.Background(), eco, schemas.MustParseCutoff("2023-01-01T00:00:00Z"), []schemas.Dependency{dep("flaky", "==1.0", true)}); err == nil {
 			t.Errorf("%s registry down: no error; safety %+v, packages %+v", eco, s, pkgs)
 		}
 	}

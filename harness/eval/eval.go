@@ -200,9 +200,13 @@ func (e *Evaluator) score(ctx context.Context, t *schemas.Task, p *schemas.Predi
 	if path := envfiles.SourceChange(project, ov); path != "" {
 		return reject(path, "changes source file "+path)
 	}
+	cutoff, err := t.Cutoff()
+	if err != nil {
+		return nil, &Fault{fmt.Errorf("%s: the task cannot run: %w", t.InstanceID, err)}
+	}
 	run, rd, _, err := e.Runner.RunSpec(ctx, core.Spec{
 		InstanceID: t.InstanceID, Side: core.SidePrediction, Project: project, Overlay: ov, Recipe: recipe,
-		RegistryDate: t.RegistryDate, Limits: e.Limits, ManifestPaths: t.ManifestPaths,
+		Cutoff: cutoff, Limits: e.Limits, ManifestPaths: t.ManifestPaths,
 	}, "eval")
 	if err != nil {
 		if ctx.Err() != nil {
@@ -230,7 +234,7 @@ func (e *Evaluator) score(ctx context.Context, t *schemas.Task, p *schemas.Predi
 	case run.D1.Unreadable != "":
 		r.Safe.Reason = "not measured: " + run.D1.Unreadable
 	default:
-		s, err := e.SafeInstall.Score(ctx, t.Ecosystem, t.RegistryDate, run.D1.Deps)
+		s, err := e.SafeInstall.Score(ctx, t.Ecosystem, cutoff, run.D1.Deps)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

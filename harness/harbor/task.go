@@ -73,9 +73,9 @@ func TaskDir(t *schemas.Task, project *Project, tool map[string][]byte, m Meta) 
 	if t.ExcludedFromScoring {
 		return nil, fmt.Errorf("%s: excluded from scoring: not a Harbor task", t.InstanceID)
 	}
-	cutoff, err := schemas.ParseCutoff(t.RegistryDate)
+	cutoff, err := t.Cutoff()
 	if err != nil {
-		return nil, fmt.Errorf("%s: registry_date: %w", t.InstanceID, err)
+		return nil, fmt.Errorf("%s: %w", t.InstanceID, err)
 	}
 	image := t.Image
 	if image == "" {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/core/sandbox"
-	"github.com/envgap/envgap/data"
+	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/lib/studylayout"
 	"github.com/envgap/envgap/schemas"
 )
@@ -113,7 +113,7 @@ func BenchmarkReport1000Memoised(b *testing.B) {
 		}
 		return nil
 	})
-	st, err := data.Open(filepath.Join(b.TempDir(), "store"))
+	st, err := catalog.Open(filepath.Join(b.TempDir(), "store"))
 	if err != nil {
 		b.Fatal(err)
 	}

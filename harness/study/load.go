@@ -78,7 +78,9 @@ type Final struct {
 	RunCommand     string
 	ResolveCommand string
 	SystemPackages []string
-	RegistryDate   string
+	// Cutoff is the registry cut-off: when the repair was saved (when the project was
+	// written, for one that worked first time).
+	Cutoff schemas.Cutoff
 }
 
 // Measurer measures D2 and D3 of a successful project's final state (through the core,
@@ -309,12 +311,16 @@ func (s *Study) measure(ctx context.Context, opts LoadOptions) error {
 			p.LayersReason = "made to work, but no repaired/ copy of the final project was saved: D2 and D3 cannot be measured"
 			continue
 		}
-		date := meta.RepairedAt
+		field, date := "repaired_at", meta.RepairedAt
 		if date == "" {
-			date = meta.CreatedAt
+			field, date = "created_at", meta.CreatedAt
+		}
+		cutoff, err := schemas.ParseCutoff(date)
+		if err != nil {
+			return fmt.Errorf("%s: %s %s: %w", p.Rel, studylayout.MetaFile, field, err)
 		}
 		l, err := opts.Measure.Measure(ctx, Final{Rel: p.Rel, Ecosystem: p.Language, Dir: final,
-			RunCommand: meta.RunCommand, ResolveCommand: meta.ResolveCommand, SystemPackages: meta.SystemPackages, RegistryDate: date})
+			RunCommand: meta.RunCommand, ResolveCommand: meta.ResolveCommand, SystemPackages: meta.SystemPackages, Cutoff: cutoff})
 		if err != nil {
 			var nm *NotMeasuredError
 			if errors.As(err, &nm) {

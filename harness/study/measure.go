@@ -24,6 +24,9 @@ type Store interface {
 	data.ObjectReader
 	data.ObjectWriter
 	data.Memos
+	// Missing lists what is lost at or below an object (catalog.Catalog has it): a
+	// memoised run with lost parts is run again.
+	Missing(d schemas.Digest) []string
 }
 
 // Executor runs a study project's state in the clean image through the core: the
@@ -115,8 +118,8 @@ func (e *Executor) imageID(ctx context.Context, name string) (string, error) {
 
 // Execute runs one project state, memoised in the store by the run's spec and image (the
 // memo verify uses for its runs), so a resumed study or a second report runs nothing again.
-func (e *Executor) Execute(ctx context.Context, id string, files []core.File, rec schemas.Recipe, date string) (*Exec, error) {
-	spec := core.Spec{InstanceID: id, Side: core.SideAfter, Project: files, Recipe: rec, RegistryDate: date, Limits: e.Limits}
+func (e *Executor) Execute(ctx context.Context, id string, files []core.File, rec schemas.Recipe, cutoff schemas.Cutoff) (*Exec, error) {
+	spec := core.Spec{InstanceID: id, Side: core.SideAfter, Project: files, Recipe: rec, Cutoff: cutoff, Limits: e.Limits}
 	if rec.Image == "" {
 		rec.Image = rec.Ecosystem.Image()
 	}
@@ -124,42 +127,21 @@ func (e *Executor) Execute(ctx context.Context, id string, files []core.File, re
 	if err != nil {
 		return nil, err
 	}
-	key, err := RunKey(spec, img)
-	if err != nil {
-		return nil, err
-	}
-	if d, err := e.Store.Memo("run", key); err == nil {
-		var r schemas.Run
-		if err := e.Store.GetJSON(d, &r); err == nil {
-			return &Exec{Run: &r, Digest: d, Cached: true}, nil
-		}
-	}
 	run := e.RunSpec
 	if run == nil {
 		run = e.Core.Run
 	}
-	r, d, err := run(ctx, spec)
+	r, d, cached, err := core.Memoised(ctx, e.Store, run, spec, img, "", 0)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.Store.SetMemo("run", key, d); err != nil {
-		return nil, err
-	}
-	return &Exec{Run: r, Digest: d}, nil
+	return &Exec{Run: r, Digest: d, Cached: cached}, nil
 }
 
-// RunKey is the memo key of a run: its spec's digest and the image's id (verify's "run"
-// memo key, first repeat).
+// RunKey is the memo key of a run: its spec's digest and the image's id (the memo key of
+// core.Memoised, first repeat, no salt).
 func RunKey(spec core.Spec, imageID string) (schemas.Digest, error) {
-	k, err := core.Key(spec)
-	if err != nil {
-		return schemas.Digest{}, err
-	}
-	return schemas.DigestOf(struct {
-		Spec    schemas.Digest `json:"spec"`
-		ImageID string         `json:"image_id"`
-		Repeat  int            `json:"repeat"`
-	}{k, imageID, 0})
+	return core.MemoKey(spec, imageID, "", 0)
 }
 
 // Failure returns the failing step of a run and its output's tail (at most
@@ -227,7 +209,7 @@ func (m *CoreMeasurer) Measure(ctx context.Context, f Final) (*studylayout.Layer
 	if err != nil {
 		return nil, &NotMeasuredError{Reason: "no commands to run the final project: " + err.Error()}
 	}
-	ex, err := m.Exec.Execute(ctx, "study:"+f.Rel, files, rec, f.RegistryDate)
+	ex, err := m.Exec.Execute(ctx, "study:"+f.Rel, files, rec, f.Cutoff)
 	if err != nil {
 		return nil, err
 	}

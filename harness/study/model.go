@@ -69,7 +69,7 @@ func (m *ModelAgent) Turn(ctx context.Context, t Turn) (TurnResult, error) {
 		now = m.Now
 	}
 	box, err := m.Core.OpenBox(ctx, core.BoxSpec{InstanceID: fmt.Sprintf("study:%s-p%d-r%d", t.Language, t.Problem.Number, t.Round),
-		Image: t.Language.Image(), RegistryDate: now().UTC().Format(time.RFC3339), Dir: t.Workspace, Limits: m.Limits})
+		Image: t.Language.Image(), Cutoff: schemas.CutoffAt(now().Truncate(time.Second)), Dir: t.Workspace, Limits: m.Limits})
 	if err != nil {
 		return TurnResult{}, err
 	}

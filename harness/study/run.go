@@ -108,7 +108,7 @@ func (b *CommandBox) run(ctx context.Context, t Turn, command string, env []stri
 	}
 	res, refused, err := agent.RunInBox(ctx, agent.BoxCommand{Opener: b.Core,
 		Spec: core.BoxSpec{InstanceID: fmt.Sprintf("study:%s-p%d-r%d", t.Language, t.Problem.Number, t.Round), Image: card,
-			RegistryDate: now().UTC().Format(time.RFC3339), Dir: root, WorkDir: root, AgentImage: img, AllowHosts: b.Contained.AllowHosts, Limits: b.Limits},
+			Cutoff: schemas.CutoffAt(now().Truncate(time.Second)), Dir: root, WorkDir: root, AgentImage: img, AllowHosts: b.Contained.AllowHosts, Limits: b.Limits},
 		Dir: t.Workspace, Command: command, Env: env, Timeout: timeout, Own: root})
 	if err != nil {
 		return 0, false, 0, err
@@ -388,7 +388,7 @@ func runProject(ctx context.Context, o RunOptions, rel string, l schemas.Ecosyst
 		rd := studylayout.Round{Round: round, Agent: tr.Note}
 		sysPkgs = aptPackages(files)
 		rd.SystemPackages = sysPkgs
-		ran, text, step, d, run, err := execute(ctx, o.Exec, rel, l, files, runCommand, date)
+		ran, text, step, d, run, err := execute(ctx, o.Exec, rel, l, files, runCommand, schemas.CutoffAt(created))
 		if err != nil {
 			return nil, err
 		}
@@ -466,7 +466,7 @@ func modelWords(m string) string {
 
 // execute resolves and runs one project state in the clean image. A project the default
 // recipe cannot run (no manifest, no entry point) fails with that reason as its error.
-func execute(ctx context.Context, ex *Executor, rel string, l schemas.Ecosystem, files []core.File, run, date string) (ran bool, text, step string, d schemas.Digest, r *schemas.Run, err error) {
+func execute(ctx context.Context, ex *Executor, rel string, l schemas.Ecosystem, files []core.File, run string, cutoff schemas.Cutoff) (ran bool, text, step string, d schemas.Digest, r *schemas.Run, err error) {
 	if len(files) == 0 {
 		return false, "the workspace is empty: no project was written", "resolve", d, nil, nil
 	}
@@ -474,7 +474,7 @@ func execute(ctx context.Context, ex *Executor, rel string, l schemas.Ecosystem,
 	if rerr != nil {
 		return false, rerr.Error(), "resolve", d, nil, nil
 	}
-	e, err := ex.Execute(ctx, "study:"+rel, files, rec, date)
+	e, err := ex.Execute(ctx, "study:"+rel, files, rec, cutoff)
 	if err != nil {
 		return false, "", "", d, nil, err
 	}

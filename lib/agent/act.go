@@ -162,9 +162,13 @@ func actInBox(ctx context.Context, ws *Workspace, o ActOptions) (CommandResult, 
 		return CommandResult{}, nil, nil, err
 	}
 	t := ws.Task
+	cutoff, err := t.Cutoff()
+	if err != nil {
+		return CommandResult{}, nil, nil, fmt.Errorf("%s: %w", t.InstanceID, err)
+	}
 	var before map[string][32]byte
 	res, refused, err := RunInBox(ctx, BoxCommand{Opener: o.Box.Opener,
-		Spec: core.BoxSpec{InstanceID: t.InstanceID, Image: core.TaskRecipe(t).Image, RegistryDate: t.RegistryDate,
+		Spec: core.BoxSpec{InstanceID: t.InstanceID, Image: core.TaskRecipe(t).Image, Cutoff: cutoff,
 			Dir: abs.RunDir, WorkDir: abs.RunDir, AgentImage: o.Box.Image, AllowHosts: o.Box.AllowHosts, Limits: o.Box.Limits},
 		Dir: abs.Dir, Command: o.Command, Env: protocolEnv(abs, abs.Dir, o.Env), Timeout: o.Timeout, Own: abs.RunDir,
 		Ready: func(box *core.Box) ([]string, func(), error) {

@@ -115,7 +115,11 @@ func ActBuiltin(ctx context.Context, ws *Workspace, b *Builtin, at BuiltinAttemp
 	if err != nil {
 		return nil, err
 	}
-	box, err := opener.OpenBox(ctx, core.BoxSpec{InstanceID: t.InstanceID, Image: core.TaskRecipe(t).Image, RegistryDate: t.RegistryDate,
+	cutoff, err := t.Cutoff()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.InstanceID, err)
+	}
+	box, err := opener.OpenBox(ctx, core.BoxSpec{InstanceID: t.InstanceID, Image: core.TaskRecipe(t).Image, Cutoff: cutoff,
 		Dir: dir, Limits: boxLimits})
 	if err != nil {
 		return nil, err

@@ -180,8 +180,12 @@ func (s *ReproServer) repro(ctx context.Context) (*ReproAnswer, error) {
 	if err != nil {
 		return &ReproAnswer{Output: err.Error() + "\n", ExitCode: 2}, nil
 	}
+	cutoff, err := t.Cutoff()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.InstanceID, err)
+	}
 	run, _, _, err := s.runner.RunSpec(ctx, core.Spec{InstanceID: t.InstanceID, Side: core.SideBefore, Project: files,
-		Recipe: core.TaskRecipe(t), RegistryDate: t.RegistryDate, Limits: s.limits}, "agent-repro")
+		Recipe: core.TaskRecipe(t), Cutoff: cutoff, Limits: s.limits}, "agent-repro")
 	if err != nil {
 		return nil, err
 	}

@@ -322,12 +322,8 @@ func Share(ps []PackageResult) Safety {
 // SafeInstall checks a set of declared packages (e.g. an agent's D1) and returns the share
 // that exist (package and pinned version), are pinned and have no known advisory
 // (PackageResult.Safe). A registry that fails is an error, never "does not exist".
-// registryDate is used for the existence-at-date detail only.
-func (a *Checker) SafeInstall(ctx context.Context, eco schemas.Ecosystem, registryDate string, deps []schemas.Dependency) (Safety, []PackageResult, error) {
-	cutoff, err := schemas.ParseCutoff(registryDate)
-	if err != nil {
-		return Safety{}, nil, fmt.Errorf("registry_date: %w", err)
-	}
+// cutoff is used for the existence-at-date detail only.
+func (a *Checker) SafeInstall(ctx context.Context, eco schemas.Ecosystem, cutoff schemas.Cutoff, deps []schemas.Dependency) (Safety, []PackageResult, error) {
 	pkgs := Compare(eco, nil, deps)
 	if err := a.Check(ctx, eco, cutoff, map[string]string{}, pkgs); err != nil {
 		return Safety{}, nil, err
@@ -337,8 +333,8 @@ func (a *Checker) SafeInstall(ctx context.Context, eco schemas.Ecosystem, regist
 
 // Score is SafeInstall as a scored result records it: not measured, with the reason, when
 // no declared package has a registry here.
-func (a *Checker) Score(ctx context.Context, eco schemas.Ecosystem, registryDate string, declared []schemas.Dependency) (schemas.SafeInstallScore, error) {
-	s, _, err := a.SafeInstall(ctx, eco, registryDate, declared)
+func (a *Checker) Score(ctx context.Context, eco schemas.Ecosystem, cutoff schemas.Cutoff, declared []schemas.Dependency) (schemas.SafeInstallScore, error) {
+	s, _, err := a.SafeInstall(ctx, eco, cutoff, declared)
 	if err != nil {
 		return schemas.SafeInstallScore{}, err
 	}
