@@ -2,7 +2,6 @@ package verify
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -61,25 +60,18 @@ func (s *Stage) Try(ctx context.Context, id string, opts TryOptions) (*schemas.R
 
 // ReadPredictionFiles reads the files of a prediction: a JSON object with "files"
 // ({path: content or null}), or a predictions JSON Lines file from which the line for id is
-// taken. Paths are checked by the core before anything runs.
+// taken (schemas.ReadPrediction). Paths are checked by the core before anything runs.
 func ReadPredictionFiles(path, id string) ([]schemas.File, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("prediction: %w", err)
 	}
-	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var p schemas.Prediction
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&p); err != nil {
-			return nil, fmt.Errorf("%s:%d: not a prediction ({\"instance_id\", \"files\": {path: content or null}, ...}): %v", path, i+1, err)
-		}
-		if p.InstanceID != "" && p.InstanceID != id {
-			continue
-		}
-		return p.Overlay(), nil
+	defer f.Close()
+	p, err := schemas.ReadPrediction(f, path, id)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%s: no prediction for %s", path, id)
+	return p.Overlay(), nil
 }
 
 // PrintRun writes every step of a run with its captured output, for people.

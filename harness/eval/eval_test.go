@@ -29,7 +29,7 @@ func TestReadPredictionsNamesEveryBadLine(t *testing.T) {
 		"{\"instance_id\": \"e\", \"files\": {\"p\": \"\xff\"}}",
 		`{"instance_id": "f", "files": {"gone.txt": null}, "trajectory": null, "cost_usd": null}`,
 	}, "\n")
-	_, err := ReadPredictions(strings.NewReader(in), "preds.jsonl")
+	_, err := schemas.ReadPredictions(strings.NewReader(in), "preds.jsonl")
 	var probs schemas.Problems
 	if !errors.As(err, &probs) {
 		t.Fatalf("got %v, want problems", err)
@@ -43,7 +43,7 @@ func TestReadPredictionsNamesEveryBadLine(t *testing.T) {
 			t.Errorf("problem %d: %q, want it to start with %q", i, probs[i].Error(), w)
 		}
 	}
-	good, err := ReadPredictions(strings.NewReader(strings.Join([]string{
+	good, err := schemas.ReadPredictions(strings.NewReader(strings.Join([]string{
 		`{"instance_id": "a", "files": {"requirements.txt": "x==1\n"}, "trajectory": [], "cost_usd": 0.5}`,
 		`{"instance_id": "f", "files": {"gone.txt": null}, "trajectory": null, "cost_usd": null}`}, "\n")), "p")
 	if err != nil || len(good) != 2 || *good[0].CostUSD != 0.5 || good[1].Files["gone.txt"] != nil {
