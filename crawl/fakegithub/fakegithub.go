@@ -1,5 +1,8 @@
-// Package fakegithub is an in-process fake of GitHub's REST and GraphQL APIs for tests,
-// fed by JSON fixtures shaped like the real answers.
+// Package fakegithub is an in-process fake of GitHub's REST and GraphQL APIs, fed by JSON
+// fixtures shaped like the real answers. The tests start it with New; the demo's GitHub
+// stand-in (envgap github-serve) serves a World (world.go: fixtures rendered from a small
+// world description and git repositories built from it, served over git's smart HTTP
+// protocol) with Handler.
 //
 // Fixture layout (under the root given to New), by request path:
 //
@@ -33,7 +36,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -81,14 +83,31 @@ type Options struct {
 	MaxPerPage int
 	// Faults to play.
 	Faults []Fault
+	// Errorf reports a broken fixture (an unexpanded placeholder, a list that is not
+	// JSON) or an unknown fault; nil: the test's Errorf (New) or nothing (Handler).
+	Errorf func(format string, args ...any)
+}
+
+// TB is the part of testing.TB that New uses.
+type TB interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Cleanup(func())
 }
 
 // Server is a running fake.
 type Server struct {
 	*httptest.Server
-	t    testing.TB
+	*Handler
+}
+
+// Handler answers GitHub's REST and GraphQL requests from fixtures.
+type Handler struct {
 	fsys fs.FS
 	opts Options
+	// BaseURL is the API's base URL, the fixtures' {{api}} (no trailing slash); New sets
+	// it, a caller of NewHandler sets it before serving.
+	BaseURL string
 
 	mu     sync.Mutex
 	faults []*Fault
@@ -96,32 +115,46 @@ type Server struct {
 }
 
 // New starts a fake serving the fixtures of fsys. It stops when the test ends.
-func New(t testing.TB, fsys fs.FS, opts Options) *Server {
+func New(t TB, fsys fs.FS, opts Options) *Server {
+	t.Helper()
+	if opts.Errorf == nil {
+		opts.Errorf = t.Errorf
+	}
+	h := NewHandler(fsys, opts)
+	s := &Server{Handler: h, Server: httptest.NewServer(h)}
+	h.BaseURL = s.Server.URL
+	t.Cleanup(s.Close)
+	return s
+}
+
+// NewHandler returns a handler serving the fixtures of fsys; set its BaseURL before it serves.
+func NewHandler(fsys fs.FS, opts Options) *Handler {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	if opts.MaxPerPage <= 0 {
 		opts.MaxPerPage = 100
 	}
-	s := &Server{t: t, fsys: fsys, opts: opts}
+	if opts.Errorf == nil {
+		opts.Errorf = func(string, ...any) {}
+	}
+	s := &Handler{fsys: fsys, opts: opts}
 	for i := range opts.Faults {
 		f := opts.Faults[i]
 		s.faults = append(s.faults, &f)
 	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
 	return s
 }
 
 // AddFault adds a fault to play.
-func (s *Server) AddFault(f Fault) {
+func (s *Handler) AddFault(f Fault) {
 	s.mu.Lock()
 	s.faults = append(s.faults, &f)
 	s.mu.Unlock()
 }
 
 // Requests returns the requests received so far.
-func (s *Server) Requests() []Request {
+func (s *Handler) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Request(nil), s.log...)
@@ -134,7 +167,8 @@ type recorder struct {
 
 func (r *recorder) WriteHeader(code int) { r.status = code; r.ResponseWriter.WriteHeader(code) }
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers one request.
+func (s *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w, status: 200}
 	defer func() {
 		s.mu.Lock()
@@ -166,7 +200,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 const notFound = `{"message":"Not Found","documentation_url":"https://docs.github.com/rest","status":"404"}`
 
-func (s *Server) rateHeaders(h http.Header, remaining int, resource string) {
+func (s *Handler) rateHeaders(h http.Header, remaining int, resource string) {
 	h.Set("X-RateLimit-Limit", "5000")
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
 	h.Set("X-RateLimit-Used", strconv.Itoa(5000-remaining))
@@ -174,7 +208,7 @@ func (s *Server) rateHeaders(h http.Header, remaining int, resource string) {
 	h.Set("X-RateLimit-Resource", resource)
 }
 
-func (s *Server) playFault(w http.ResponseWriter, r *http.Request) (handled, exhaust bool) {
+func (s *Handler) playFault(w http.ResponseWriter, r *http.Request) (handled, exhaust bool) {
 	s.mu.Lock()
 	var f *Fault
 	for _, x := range s.faults {
@@ -224,7 +258,7 @@ func (s *Server) playFault(w http.ResponseWriter, r *http.Request) (handled, exh
 		s.rateHeaders(h, 0, "graphql")
 		writeJSON(w, http.StatusOK, nil, `{"errors":[{"type":"RATE_LIMITED","code":"graphql_rate_limit","message":"API rate limit already exceeded for user ID 1."}]}`)
 	default:
-		s.t.Errorf("fakegithub: unknown fault kind %q", f.Kind)
+		s.opts.Errorf("fakegithub: unknown fault kind %q", f.Kind)
 		return false, false
 	}
 	return true, false
@@ -240,23 +274,23 @@ func writeJSON(w http.ResponseWriter, status int, h http.Header, body string) {
 }
 
 // fixture reads and expands a fixture; ok false when it does not exist.
-func (s *Server) fixture(name string) ([]byte, bool) {
+func (s *Handler) fixture(name string) ([]byte, bool) {
 	b, err := fs.ReadFile(s.fsys, name)
 	if err != nil {
 		return nil, false
 	}
-	text := strings.ReplaceAll(string(b), "{{api}}", s.URL)
+	text := strings.ReplaceAll(string(b), "{{api}}", s.BaseURL)
 	for k, v := range s.opts.Vars {
 		text = strings.ReplaceAll(text, "{{"+k+"}}", v)
 	}
 	if i := strings.Index(text, "{{"); i >= 0 {
 		end := min(len(text), i+40)
-		s.t.Errorf("fakegithub: %s: unexpanded placeholder near %q", name, text[i:end])
+		s.opts.Errorf("fakegithub: %s: unexpanded placeholder near %q", name, text[i:end])
 	}
 	return []byte(text), true
 }
 
-func (s *Server) rest(w http.ResponseWriter, r *http.Request) {
+func (s *Handler) rest(w http.ResponseWriter, r *http.Request) {
 	p := strings.Trim(r.URL.Path, "/")
 	if b, ok := s.fixture(p + ".301.json"); ok {
 		var m struct {
@@ -283,7 +317,7 @@ func (s *Server) rest(w http.ResponseWriter, r *http.Request) {
 	if len(b) > 0 && b[0] == '[' {
 		var items []map[string]any
 		if err := json.Unmarshal(b, &items); err != nil {
-			s.t.Errorf("fakegithub: %s.json: %v", p, err)
+			s.opts.Errorf("fakegithub: %s.json: %v", p, err)
 			writeJSON(w, 500, nil, `{"message":"bad fixture"}`)
 			return
 		}
@@ -374,7 +408,7 @@ func parseTime(s string) (time.Time, bool) {
 	return t, err == nil
 }
 
-func (s *Server) paginate(r *http.Request, items []map[string]any) ([]map[string]any, string) {
+func (s *Handler) paginate(r *http.Request, items []map[string]any) ([]map[string]any, string) {
 	q := r.URL.Query()
 	per, _ := strconv.Atoi(q.Get("per_page"))
 	if per <= 0 {
@@ -402,7 +436,7 @@ func (s *Server) paginate(r *http.Request, items []map[string]any) ([]map[string
 		}
 		q2.Set("page", strconv.Itoa(n))
 		q2.Set("per_page", strconv.Itoa(per))
-		return fmt.Sprintf(`<%s%s?%s>; rel="%s"`, s.URL, r.URL.Path, q2.Encode(), rel)
+		return fmt.Sprintf(`<%s%s?%s>; rel="%s"`, s.BaseURL, r.URL.Path, q2.Encode(), rel)
 	}
 	var links []string
 	if page < last {
@@ -416,7 +450,7 @@ func (s *Server) paginate(r *http.Request, items []map[string]any) ([]map[string
 
 var aliasRe = regexp.MustCompile(`(\w+): pullRequest\(number: (\d+)\)`)
 
-func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
+func (s *Handler) graphql(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Query     string         `json:"query"`
 		Variables map[string]any `json:"variables"`
