@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # demo.sh: the README's first command (`make demo`). Runs the whole pipeline on the
-# built-in demo corpus: imports the demo study (data/demo/study) into a fresh store under
-# out/demo, runs every later stage (verify, admit, audit, scan, export), scores the gold
+# built-in demo corpus: imports the demo study (data/demo/study) and crawls the demo's
+# GitHub stand-in (data/demo/github, envgap github-serve) into a fresh store under
+# out/demo, runs every later stage (verify, propose, admit, audit, scan, export), scores the gold
 # and noop predictions on the exported tasks (eval, report), builds the website of the
 # release and those results (site: out/demo/site), prints the funnel and says where the
 # output is.
@@ -59,8 +60,10 @@ mkdir -p "$STORE"
 # The fixture PyPI index, for the registry proxy that verify starts.
 pypi_pid=""
 model_pid=""
+github_pid=""
 cleanup() {
 	if [ -n "$pypi_pid" ]; then kill "$pypi_pid" 2>/dev/null || true; fi
+	if [ -n "$github_pid" ]; then kill "$github_pid" 2>/dev/null || true; fi
 	if [ -n "$model_pid" ]; then kill "$model_pid" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
@@ -77,28 +80,34 @@ echo "fixture PyPI index: $PYPI_URL"
 note "envgap crawl lite --study data/demo/study"
 "$BIN" --store "$STORE" crawl lite --study data/demo/study
 
-# A Reported issue: a small Python project in a local git repository (a fixture; a crawl
-# of GitHub issues makes such candidates), whose issue says it crashes on a clean machine.
-# Its base commit is made with a fixed author and date, so its hash is always the same.
-note "a Reported issue: envgap-demo/grades#7 (data/demo/reported, a local repository)"
-GIT_ROOT=$OUT/git
-rm -rf "$GIT_ROOT"
-repo=$GIT_ROOT/envgap-demo/grades
-git init -q -b main "$repo"
-cp -R data/demo/reported/envgap-demo/grades/files/. "$repo/"
-git -C "$repo" -c core.fileMode=false add -A
-d=2026-03-10T09:30:00+00:00
-GIT_AUTHOR_NAME=envgap GIT_AUTHOR_EMAIL=envgap@invalid GIT_AUTHOR_DATE=$d \
-GIT_COMMITTER_NAME=envgap GIT_COMMITTER_EMAIL=envgap@invalid GIT_COMMITTER_DATE=$d \
-	git -C "$repo" -c commit.gpgSign=false commit -q -m "grades as reported"
-git -C "$repo" config uploadpack.allowReachableSHA1InWant true
-base=$(git -C "$repo" rev-parse HEAD)
-sed "s/@BASE_COMMIT@/$base/" data/demo/reported/candidates.jsonl.in >"$OUT/reported.jsonl"
-"$BIN" --store "$STORE" add "$OUT/reported.jsonl"
-GIT_TMPL="file://$(cd "$GIT_ROOT" && pwd)/{owner}/{name}"
+# The GitHub crawls: a stand-in for GitHub (envgap github-serve) serves the small world of
+# data/demo/github: two repositories whose histories are built as bare git repositories and
+# served over git's smart HTTP protocol, with GitHub's REST and GraphQL answers about their
+# issues and pull requests. crawl prs and crawl issues talk to it through go-github and
+# go-git as they would to GitHub: an environment-only merged pull request linked to its
+# issue (envgap-demo/invoices#4, closing #3) becomes a Repaired candidate, an issue that
+# reports an environment failure (envgap-demo/grades#7) a Reported one, and the decoys (a
+# pull request that changes source, one that closes no issue, one never merged, issues
+# without an error) are rejected with their reasons. prs runs first, so the issue its
+# pull request closes is not taken a second time as a Reported candidate.
+note "GitHub stand-in: data/demo/github (envgap github-serve)"
+rm -f "$OUT/github.url"
+"$BIN" github-serve --world data/demo/github --git-root "$OUT/github" --url-file "$OUT/github.url" >"$OUT/github.log" 2>&1 &
+github_pid=$!
+for _ in $(seq 100); do
+	[ -s "$OUT/github.url" ] && break
+	sleep 0.1
+done
+GITHUB_URL=$(head -n 1 "$OUT/github.url" 2>/dev/null || true)
+[ -n "$GITHUB_URL" ] || { echo "the GitHub stand-in did not start: $(cat "$OUT/github.log")" >&2; exit 1; }
+cat "$OUT/github.log"
+GIT_TMPL="$GITHUB_URL/{owner}/{name}.git"
+run_stage crawl prs --crawl-id prs-demo --repos data/demo/github/repos.txt --api-url "$GITHUB_URL/" --git-url-template "$GIT_TMPL"
+run_stage crawl issues --crawl-id issues-demo --repos data/demo/github/repos.txt --api-url "$GITHUB_URL/" --git-url-template "$GIT_TMPL"
 
-# verify: the Lite projects are checked with their repairs; the Reported issue has no fix,
-# so its reproduced failure is recorded as a reproduction (not_checked, waiting for a fix).
+# verify: the Lite projects and the Repaired candidate are checked with their fixes; the
+# Reported issue has no fix, so its reproduced failure is recorded as a reproduction
+# (not_checked, waiting for a fix).
 run_stage verify --pypi-upstream "$PYPI_URL" --git-url-template "$GIT_TMPL"
 # propose: an agent writes the Reported issue's reference fix from the issue, the source and
 # the failing log (here data/demo/agents/propose-fix.sh, a scripted stand-in for an AI
@@ -128,7 +137,7 @@ run_stage hf check --release "$OUT/hub/harness/envgap-source.zip"
 # Score the built-in predictions on the exported tasks, as a user of the benchmark would
 # (the Hub folder alone): gold (each task's reference fix) must resolve every repair task;
 # noop (no change) resolves only controls, and the demo's tasks are all repairs (four Lite
-# projects and the Reported issue), so noop resolves none of them.
+# projects, the crawled Repaired pull request and the Reported issue), so noop resolves none.
 if [ -d "$OUT/hub" ]; then
 	rm -rf "$OUT/results"
 	for pred in gold noop; do

@@ -1,6 +1,9 @@
 // Package demo is envgap's built-in demo corpus: a small coding-agent study under study/
-// (import it with `envgap crawl lite --study data/demo/study`) and the fixture Python
-// package index its Python projects install from, under pypi/.
+// (import it with `envgap crawl lite --study data/demo/study`), a small GitHub under
+// github/ (world.json and the files of its commits, issues and pull requests, served by
+// `envgap github-serve --world data/demo/github` for `crawl issues` and `crawl prs`; see
+// crawl/fakegithub and docs/development.md), and the fixture Python package index the
+// Python projects of both install from, under pypi/.
 //
 // # The fixture index
 //
