@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
 # demo.sh: the README's first command (`make demo`). Runs the whole pipeline on the
 # built-in demo corpus: imports the demo study (data/demo/study) and crawls the demo's
-# GitHub stand-in (data/demo/github, envgap github-serve) into a fresh store under
-# out/demo, runs every later stage (verify, propose, admit, audit, scan, export), scores the gold
-# and noop predictions on the exported tasks (eval, report), builds the website of the
-# release and those results (site: out/demo/site), prints the funnel and says where the
-# output is.
+# GitHub stand-in (data/demo/github) into a store under out/demo, runs every later stage
+# (verify, propose, admit, audit, scan, export), scores the gold and noop predictions on
+# the exported tasks (eval, report), builds the website of the release and those results
+# (site: out/demo/site), prints the funnel and says where the output is.
 #
-# Needs a container engine (DOCKER_HOST) and the evaluation images for verify; `make demo`
-# starts the engine and builds the images first. The demo's Python packages come from the
-# fixture index under data/demo/pypi, served on 127.0.0.1 for the run and given to verify
-# as the registry proxy's PyPI upstream (PyPI itself is not needed).
+# It starts the container engine when none answers (images/setup-engine.sh) and builds the
+# evaluation images that are missing or out of date (envgap build-images: an image whose
+# inputs did not change is not rebuilt). The demo's Python packages come from the fixture
+# index under data/demo/pypi, served on 127.0.0.1 for the run and given to verify as the
+# registry proxy's PyPI upstream (PyPI itself is not needed); GitHub is a stand-in serving
+# the small world of data/demo/github (envgap github-serve).
+#
+# Every stage prints its time when it ends, and the demo ends with a table of the stages:
+# what each worked on (items) and its seconds. Long stages (verify, propose, eval, run)
+# print a line per item as they go.
 #
 # Environment: ENVGAP_DEMO_OUT (default out/demo), ENVGAP_BIN (default bin/envgap, built
-# when missing), GO (default go).
+# when missing), GO (default go), ENVGAP_DEMO_FRESH=1 to start from an empty store,
+# ENVGAP_DEMO_SETUP=0 to skip the engine and image steps (DOCKER_HOST must then answer
+# and the images exist).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,12 +31,43 @@ BIN=${ENVGAP_BIN:-bin/envgap}
 
 note() { printf '\n== %s\n' "$*"; }
 
+# Timing: every stage adds a row (stage, items, milliseconds) to the table printed at the end.
+now_ms() { date +%s%3N; }
+secs() { printf '%d.%d' $(($1 / 1000)) $((($1 % 1000) / 100)); }
+DEMO_START=$(now_ms)
+ROWS=()
+# record LABEL ITEMS START_MS: adds the row of a stage that started at START_MS and says its time.
+record() {
+	local ms=$(($(now_ms) - $3))
+	ROWS+=("$1"$'\t'"${2:--}"$'\t'"$ms")
+	printf -- '-- %s: %s s\n' "$1" "$(secs "$ms")"
+}
+# store_count KEY: a count of the demo store's funnel (total_candidates, total_tasks).
+store_count() {
+	"$BIN" --store "$STORE" --json status 2>/dev/null | sed -n "s/^  \"$1\": \([0-9]*\).*/\1/p"
+}
+
+mkdir -p "$OUT/bin"
+t=$(now_ms)
+note "building $BIN and the fixture index server"
 if [ ! -x "$BIN" ]; then
-	note "building $BIN"
 	"$GO" build -tags gore2regex -o "$BIN" ./cmd/envgap
 fi
-mkdir -p "$OUT/bin"
 "$GO" build -o "$OUT/bin/pypiserve" ./data/demo/pypiserve
+record "build (envgap, pypiserve)" 2 "$t"
+
+if [ "${ENVGAP_DEMO_SETUP:-1}" != 0 ]; then
+	t=$(now_ms)
+	note "container engine (images/setup-engine.sh)"
+	# Its last line is the export DOCKER_HOST=... to use.
+	engine_env=$(bash images/setup-engine.sh | tee /dev/stderr | tail -n 1)
+	eval "$engine_env"
+	record "engine (setup-engine.sh)" 1 "$t"
+	t=$(now_ms)
+	note "envgap build-images (only what is missing or changed)"
+	"$BIN" build-images
+	record "images (build-images)" 4 "$t"
+fi
 
 # run_stage NAME ARGS...: runs `envgap NAME ARGS...` on the demo store. Exit code 4 (some
 # items failed, the rest recorded) is reported and the demo goes on; any other failure is
@@ -39,22 +77,51 @@ failed=0
 run_stage() {
 	local name=$1
 	shift
+	local label="$name"
+	case $name in crawl | hf | harbor | study) label="$name $1" ;; esac
 	if [ "$failed" -ne 0 ]; then
 		note "envgap $name: skipped (an earlier stage failed)"
+		ROWS+=("$label"$'\t'"-"$'\t'"skipped")
 		return 0
 	fi
 	note "envgap $name $*"
-	local rc=0
+	local rc=0 t before
+	before=$(store_count total_candidates)
+	t=$(now_ms)
 	"$BIN" --store "$STORE" "$name" "$@" || rc=$?
 	case $rc in
 	0) ;;
 	4) echo "(envgap $name: some items failed and are recorded as such; going on)" ;;
 	*) echo "envgap $name failed with exit code $rc" >&2; failed=$rc ;;
 	esac
+	record "$label" "$(stage_items "$label" "$before" "$@")" "$t"
 }
 
-note "fresh store in $STORE"
-rm -rf "$STORE"
+# stage_items LABEL CANDIDATES-BEFORE ARGS...: what a stage worked on, for the table: the
+# candidates a crawl found, the candidates verify and propose looked at, the tasks the
+# later stages took, the result folders report read, the study's projects.
+stage_items() {
+	local label=$1 before=$2
+	shift 2
+	case $label in
+	crawl*) echo $(($(store_count total_candidates) - before)) ;;
+	verify | propose) store_count total_candidates ;;
+	report) echo "$(($# - 2))" ;;
+	"study report") find "$2" -name meta.json | wc -l | tr -d ' ' ;;
+	"study run") find "$OUT/study" -name meta.json | wc -l | tr -d ' ' ;;
+	*) store_count total_tasks ;;
+	esac
+}
+
+# The store is kept between runs: a stage whose inputs did not change finds its work in the
+# store's memo (verify's runs, the recipes, the crawls' answers, the study's D2/D3) and
+# does not do it again. ENVGAP_DEMO_FRESH=1 starts from an empty store.
+if [ "${ENVGAP_DEMO_FRESH:-0}" = 1 ]; then
+	note "fresh store in $STORE"
+	rm -rf "$STORE"
+else
+	note "store $STORE (kept from the last run if any; ENVGAP_DEMO_FRESH=1 empties it)"
+fi
 mkdir -p "$STORE"
 
 # The fixture PyPI index, for the registry proxy that verify starts.
@@ -77,8 +144,7 @@ PYPI_URL=$(head -n 1 "$OUT/pypiserve.url")
 [ -n "$PYPI_URL" ] || { echo "the fixture index did not start: $(cat "$OUT/pypiserve.log")" >&2; exit 1; }
 echo "fixture PyPI index: $PYPI_URL"
 
-note "envgap crawl lite --study data/demo/study"
-"$BIN" --store "$STORE" crawl lite --study data/demo/study
+run_stage crawl lite --study data/demo/study
 
 # The GitHub crawls: a stand-in for GitHub (envgap github-serve) serves the small world of
 # data/demo/github: two repositories whose histories are built as bare git repositories and
@@ -225,4 +291,16 @@ fi
 if [ -f "$OUT/study-run-report/report.md" ]; then
 	echo "automated study: $OUT/study   (study run, model agent on a scripted stand-in model; its report in $OUT/study-run-report)"
 fi
+
+note "where the time went"
+printf '%-28s %6s %9s\n' stage items seconds
+for row in "${ROWS[@]}"; do
+	IFS=$'\t' read -r label items ms <<<"$row"
+	if [ "$ms" = skipped ]; then
+		printf '%-28s %6s %9s\n' "$label" "$items" skipped
+	else
+		printf '%-28s %6s %9s\n' "$label" "$items" "$(secs "$ms")"
+	fi
+done
+printf '%-28s %6s %9s\n' total "" "$(secs $(($(now_ms) - DEMO_START)))"
 exit "$failed"
