@@ -60,8 +60,8 @@ if [ "${ENVGAP_DEMO_SETUP:-1}" != 0 ]; then
 	t=$(now_ms)
 	note "container engine (images/setup-engine.sh)"
 	# Its last line is the export DOCKER_HOST=... to use.
-	engine_env=$(bash images/setup-engine.sh | tee /dev/stderr | tail -n 1)
-	eval "$engine_env"
+	bash images/setup-engine.sh | tee "$OUT/setup-engine.log"
+	eval "$(tail -n 1 "$OUT/setup-engine.log")"
 	record "engine (setup-engine.sh)" 1 "$t"
 	t=$(now_ms)
 	note "envgap build-images (only what is missing or changed)"
