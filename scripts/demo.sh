@@ -114,8 +114,8 @@ stage_items() {
 }
 
 # The store is kept between runs: a stage whose inputs did not change finds its work in the
-# store's memo (verify's runs, the recipes, the crawls' answers, the study's D2/D3) and
-# does not do it again. ENVGAP_DEMO_FRESH=1 starts from an empty store.
+# store (verify's verdicts and proposals, the crawls' trees and fixes, the study's D2/D3)
+# and does not do it again. ENVGAP_DEMO_FRESH=1 starts from an empty store.
 if [ "${ENVGAP_DEMO_FRESH:-0}" = 1 ]; then
 	note "fresh store in $STORE"
 	rm -rf "$STORE"
