@@ -98,8 +98,9 @@ run_stage() {
 }
 
 # stage_items LABEL CANDIDATES-BEFORE ARGS...: what a stage worked on, for the table: the
-# candidates a crawl found, the candidates verify and propose looked at, the tasks the
-# later stages took, the result folders report read, the study's projects.
+# new candidates a crawl stored (0 when a kept store had them all), the candidates verify
+# and propose looked at, the tasks the later stages took, the result folders report read,
+# the study's projects.
 stage_items() {
 	local label=$1 before=$2
 	shift 2
