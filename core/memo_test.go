@@ -73,7 +73,10 @@ func TestMemoised(t *testing.T) {
 			_, _, c, err := Memoised(ctx, st, run, s, "sha256:aaaa", "", 0)
 			return c, err
 		},
-		"salt": func() (bool, error) { _, _, c, err := Memoised(ctx, st, run, spec, "sha256:aaaa", "eval", 0); return c, err },
+		"salt": func() (bool, error) {
+			_, _, c, err := Memoised(ctx, st, run, spec, "sha256:aaaa", "eval", 0)
+			return c, err
+		},
 		"repeat": func() (bool, error) {
 			_, _, c, err := Memoised(ctx, st, run, spec, "sha256:aaaa", "", 1)
 			return c, err

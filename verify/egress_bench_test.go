@@ -40,9 +40,9 @@ func BenchmarkRunOverheadOfTheDoor(b *testing.B) {
 	spec := func(i int) core.Spec {
 		return core.Spec{InstanceID: "envgap__o__bench-1", Side: core.SideAfter,
 			// A different file each time: no memo, every run really runs.
-			Project:      []core.File{{Path: "app.py", Content: []byte(fmt.Sprintf("print('ok')\n# %d %s\n", i, time.Now()))}},
-			Recipe:       schemas.Recipe{Ecosystem: schemas.EcosystemPython, ResolveCommand: "python3 -c 'import sys'", RunCommand: "python3 app.py"},
-			Cutoff: schemas.MustParseCutoff("2024-01-01"), Limits: sandbox.Limits{StepTimeout: time.Minute}}
+			Project: []core.File{{Path: "app.py", Content: []byte(fmt.Sprintf("print('ok')\n# %d %s\n", i, time.Now()))}},
+			Recipe:  schemas.Recipe{Ecosystem: schemas.EcosystemPython, ResolveCommand: "python3 -c 'import sys'", RunCommand: "python3 app.py"},
+			Cutoff:  schemas.MustParseCutoff("2024-01-01"), Limits: sandbox.Limits{StepTimeout: time.Minute}}
 	}
 	var with, without time.Duration
 	for i := 0; b.Loop(); i++ {

@@ -191,9 +191,9 @@ func TestEgressSetupThatReachesAroundTheProxyFails(t *testing.T) {
 			}
 			run, _, err := cr.Run(ctx, core.Spec{
 				InstanceID: "envgap__o__egress-1", Side: core.SideAfter,
-				Project:      project,
-				Recipe:       schemas.Recipe{Ecosystem: eco, ResolveCommand: "bash setup.sh", RunCommand: tt.run},
-				Cutoff: schemas.MustParseCutoff(tt.date), Limits: sandbox.Limits{StepTimeout: 3 * time.Minute},
+				Project: project,
+				Recipe:  schemas.Recipe{Ecosystem: eco, ResolveCommand: "bash setup.sh", RunCommand: tt.run},
+				Cutoff:  schemas.MustParseCutoff(tt.date), Limits: sandbox.Limits{StepTimeout: 3 * time.Minute},
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -14,11 +14,11 @@ import (
 
 // DirOptions describe an ad-hoc run of a directory (envgap try --dir).
 type DirOptions struct {
-	Dir          string
-	Ecosystem    schemas.Ecosystem
-	Recipe       schemas.Recipe // commands given on the command line; missing ones are generated
-	Cutoff       schemas.Cutoff // the registry cut-off; zero: now
-	Side         core.Side      // before (repro) or after (run, traced)
+	Dir       string
+	Ecosystem schemas.Ecosystem
+	Recipe    schemas.Recipe // commands given on the command line; missing ones are generated
+	Cutoff    schemas.Cutoff // the registry cut-off; zero: now
+	Side      core.Side      // before (repro) or after (run, traced)
 	Options
 }
 
