@@ -5,11 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 )
 
@@ -19,7 +23,10 @@ type BoxSpec struct {
 	Image string
 	// Dir is the host directory mounted read-write at WorkDir (absolute).
 	Dir     string
-	WorkDir string   // absolute; default /work
+	WorkDir string // absolute; default /work
+	// Mounts are further host paths of the box (an agent's run directory read-only, its
+	// HOME and the files it may write read-write).
+	Mounts  []Mount
 	Env     []string // KEY=VALUE for every command
 	Network string   // NetworkNone (default) or NetworkDefault
 	// SystemFiles are written at their absolute paths before the box starts (a proxy's
@@ -27,6 +34,70 @@ type BoxSpec struct {
 	SystemFiles []File
 	Limits      Limits // StepTimeout is the default timeout of one command
 	Labels      map[string]string
+}
+
+// Mount is a host directory or regular file (Source, absolute, not a link: the engine
+// would mount what a link points at) mounted at Target (absolute) in a box, read-only
+// unless Writable. Every mount of a box is nosuid and nodev where the engine takes
+// those options (Podman; a Docker daemon refuses them in a bind, so there the box's
+// dropped capabilities are what keeps devices and set-uid files out).
+type Mount struct {
+	Source, Target string
+	Writable       bool
+}
+
+// binds returns the box's mounts as the engine's bind strings, a parent before what is
+// mounted inside it; a source that is missing, a link, or neither a directory nor a
+// regular file is refused (ErrBadSpec).
+func (bs BoxSpec) binds(workDir, opts string) ([]string, error) {
+	ms := append([]Mount{{Source: bs.Dir, Target: workDir, Writable: true}}, bs.Mounts...)
+	sort.SliceStable(ms, func(i, j int) bool {
+		return strings.Count(filepath.Clean(ms[i].Target), "/") < strings.Count(filepath.Clean(ms[j].Target), "/")
+	})
+	out := make([]string, 0, len(ms))
+	for _, m := range ms {
+		if !filepath.IsAbs(m.Source) || !filepath.IsAbs(m.Target) || strings.ContainsAny(m.Source+m.Target, ":,") {
+			return nil, fmt.Errorf("%w: box mount %q at %q: want absolute paths without ':' or ','", ErrBadSpec, m.Source, m.Target)
+		}
+		st, err := os.Lstat(m.Source)
+		if err != nil {
+			return nil, fmt.Errorf("%w: box mount: %v", ErrBadSpec, err)
+		}
+		if !st.IsDir() && !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("%w: box mount %s is %s, not a directory or a regular file", ErrBadSpec, m.Source, st.Mode().Type())
+		}
+		mode := "ro"
+		if m.Writable {
+			mode = "rw"
+		}
+		out = append(out, m.Source+":"+m.Target+":"+mode+opts)
+	}
+	return out, nil
+}
+
+// mountOptions returns what a box's binds add to ro/rw on this engine: ",nosuid,nodev"
+// on Podman, nothing on a Docker daemon (it refuses them). Asked once per engine (a
+// failed question is asked again by the next box).
+func (e *Engine) mountOptions(ctx context.Context, ct time.Duration) (string, error) {
+	e.bindMu.Lock()
+	defer e.bindMu.Unlock()
+	if !e.bindKnown {
+		var v types.Version
+		err := e.call(ctx, ct, time.Time{}, "asking the engine's version", func(ctx context.Context) (err error) {
+			v, err = e.cli.ServerVersion(ctx)
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+		e.bindKnown = true
+		for _, c := range v.Components {
+			if strings.Contains(c.Name, "Podman") {
+				e.bindOpts = ",nosuid,nodev"
+			}
+		}
+	}
+	return e.bindOpts, nil
 }
 
 // Box is an open box. It is owned like Run's containers (the owner labels of this
@@ -66,7 +137,15 @@ func (e *Engine) OpenBox(ctx context.Context, bs BoxSpec) (*Box, error) {
 		}
 		return nil, err
 	}
-	id, err := e.create(ctx, ct, spec, bs.Dir+":"+spec.WorkDir+":rw")
+	opts, err := e.mountOptions(ctx, ct)
+	if err != nil {
+		return nil, err
+	}
+	binds, err := bs.binds(spec.WorkDir, opts)
+	if err != nil {
+		return nil, err
+	}
+	id, err := e.create(ctx, ct, spec, binds...)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -75,5 +76,60 @@ func TestBoxOutputCapped(t *testing.T) {
 	}
 	if sr.OutputSize != whole || int64(len(sr.Output)) > 64<<10+256 || !strings.HasPrefix(string(sr.Output), "HEAD") || !strings.HasSuffix(string(sr.Output), "TAIL") {
 		t.Fatalf("output: size %d, kept %d bytes, head %q, tail %q", sr.OutputSize, len(sr.Output), sr.Output[:min(8, len(sr.Output))], sr.Output[max(0, len(sr.Output)-8):])
+	}
+}
+
+// TestBoxMounts: a box's further mounts hold at their paths, read-only unless writable
+// (a file mount can be written, not replaced), nosuid and nodev on Podman; a link or a
+// missing path as a mount's source is refused before any container.
+func TestBoxMounts(t *testing.T) {
+	e, img := needEngine(t)
+	ctx := context.Background()
+	run := t.TempDir()
+	ws, home := filepath.Join(run, "workspace"), filepath.Join(run, "home")
+	os.Mkdir(ws, 0o755)
+	os.Mkdir(home, 0o755)
+	os.WriteFile(filepath.Join(run, "task.json"), []byte("{}\n"), 0o444)
+	traj := filepath.Join(run, "trajectory.json")
+	os.WriteFile(traj, nil, 0o644)
+	labels := testLabels(t)
+	b, err := e.OpenBox(ctx, BoxSpec{Image: img, Dir: ws, WorkDir: ws, Labels: labels, Mounts: []Mount{
+		{Source: home, Target: home, Writable: true}, {Source: run, Target: run}, {Source: traj, Target: traj, Writable: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	sr, err := b.Exec(ctx, `set -u
+echo w > made.txt && echo ws-ok
+echo h > "`+home+`/h" && echo home-ok
+echo '[1]' > "`+traj+`" && echo traj-ok
+cat "`+run+`/task.json"
+touch "`+run+`/new" 2>/dev/null || echo run-ro
+ln -sf /etc/passwd "`+traj+`" 2>/dev/null || echo traj-not-replaced
+grep " `+run+` " /proc/mounts`, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(sr.Output)
+	for _, want := range []string{"ws-ok", "home-ok", "traj-ok", "{}", "run-ro", "traj-not-replaced"} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("the box said %q, want %q in it", out, want)
+		}
+	}
+	if opts, _ := e.mountOptions(ctx, time.Minute); opts != "" && !strings.Contains(out, "ro,nosuid,nodev") {
+		t.Errorf("the run directory's mount: %q, want ro,nosuid,nodev", out)
+	}
+	if b, _ := os.ReadFile(traj); string(b) != "[1]\n" {
+		t.Errorf("the trajectory on the host: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(run, "new")); err == nil {
+		t.Error("the box created a file in the read-only run directory")
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	os.Symlink("/etc/passwd", link)
+	for _, m := range []Mount{{Source: link, Target: "/x"}, {Source: filepath.Join(run, "absent"), Target: "/x"}, {Source: home, Target: "rel"}} {
+		if _, err := e.OpenBox(ctx, BoxSpec{Image: img, Dir: ws, Labels: labels, Mounts: []Mount{m}}); !errors.Is(err, ErrBadSpec) {
+			t.Errorf("mount %+v: %v, want ErrBadSpec", m, err)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -37,6 +38,10 @@ type Engine struct {
 	// network is the network of NetworkDefault runs: SandboxNetwork when the engine has
 	// it, else "" (the engine's default bridge).
 	network string
+	// bindOpts are the options a box's mounts get on this engine (mountOptions).
+	bindMu    sync.Mutex
+	bindKnown bool
+	bindOpts  string
 }
 
 // SandboxNetwork is the network sandboxes with network use when the engine has it
