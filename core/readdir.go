@@ -5,14 +5,30 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/envgap/envgap/core/untrusted"
 )
 
 // maxDirBytes bounds what an ad-hoc directory run copies into the container.
 const maxDirBytes = 256 << 20
 
-// ReadDir reads a project directory as core files: regular files and symlinks, skipping
-// .git; it refuses more than maxDirBytes (an ad-hoc directory run, a study's project).
+// ReadDir reads a project directory as core files: regular files and symlinks (kept as
+// links, never followed), skipping .git; files are read as untrusted (core/untrusted:
+// nothing is followed, a file that turned into a FIFO is not waited on). It refuses a
+// FIFO, a device or a socket, and more than maxDirBytes in all (an ad-hoc directory run,
+// a study's project), with an error that wraps an *untrusted.Error naming the file.
+// Hard links are read (a person's project folder; see ReadAgentDir).
 func ReadDir(dir string) ([]File, error) {
+	return readDir(dir, untrusted.Options{HardLinks: true})
+}
+
+// ReadAgentDir is ReadDir for a folder an agent wrote (a study's workspace): a hard link
+// is refused too.
+func ReadAgentDir(dir string) ([]File, error) {
+	return readDir(dir, untrusted.Options{})
+}
+
+func readDir(dir string, o untrusted.Options) ([]File, error) {
 	var files []File
 	var total int64
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -27,32 +43,28 @@ func ReadDir(dir string) ([]File, error) {
 			}
 			return nil
 		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case info.Mode()&fs.ModeSymlink != 0:
+		if d.Type()&fs.ModeSymlink != 0 {
 			target, err := os.Readlink(p)
 			if err != nil {
 				return err
 			}
 			files = append(files, File{Path: rel, Link: target, Mode: 0o644})
-		case info.Mode().IsRegular():
-			total += info.Size()
-			if total > maxDirBytes {
-				return fmt.Errorf("%s holds more than %d MiB; try a smaller project", dir, maxDirBytes>>20)
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			files = append(files, File{Path: rel, Content: b, Mode: info.Mode().Perm()})
+			return nil
 		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		b, err := untrusted.ReadFileWith(dir, rel, maxDirBytes-total, o)
+		if err != nil {
+			return err
+		}
+		total += int64(len(b))
+		files = append(files, File{Path: rel, Content: b, Mode: info.Mode().Perm()})
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", dir, err)
+		return nil, fmt.Errorf("reading %s (at most %d MiB of regular files and links): %w", dir, maxDirBytes>>20, err)
 	}
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%s has no files", dir)

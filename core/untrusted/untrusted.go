@@ -84,11 +84,18 @@ func open(dir, name string, max int64, o Options) (*os.File, error) {
 		return nil, err
 	}
 	defer unix.Close(parent)
+	// A look before the open keeps a device or a FIFO from being opened at all; the
+	// check after it (on what was opened) is the one that counts.
+	var st unix.Stat_t
+	if err := unix.Fstatat(parent, last, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && uint32(st.Mode)&unix.S_IFMT != unix.S_IFLNK {
+		if why := check(&st, max, o); why != "" {
+			return nil, &Error{name, why}
+		}
+	}
 	fd, err := openat(parent, last, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, describe(parent, name, last, err)
 	}
-	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("%s: %w", name, err)
