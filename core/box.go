@@ -27,7 +27,9 @@ type BoxSpec struct {
 	// (WorkDir; empty: the sandbox's default, /work).
 	Dir     string
 	WorkDir string
-	Limits  sandbox.Limits
+	// Mounts are further host paths of the box (read-only unless writable).
+	Mounts []sandbox.Mount
+	Limits sandbox.Limits
 	// AgentImage is the engine reference of the image the box runs (an agent CLI's image
 	// built on the evaluation image, see CheckAgentImage); empty: the evaluation image.
 	// The door's allowlist is the evaluation image's either way, plus AllowHosts.
@@ -69,7 +71,7 @@ func (c *Core) OpenBox(ctx context.Context, spec BoxSpec) (*Box, error) {
 	if image == "" {
 		image = c.ImageRef(spec.Image)
 	}
-	b, err := op.OpenBox(ctx, sandbox.BoxSpec{Image: image, Dir: spec.Dir, WorkDir: spec.WorkDir, SystemFiles: doorFiles,
+	b, err := op.OpenBox(ctx, sandbox.BoxSpec{Image: image, Dir: spec.Dir, WorkDir: spec.WorkDir, Mounts: spec.Mounts, SystemFiles: doorFiles,
 		Env: append(sess.Env(c.ProxyURL), doorEnv...), Network: sandbox.NetworkDefault, Limits: spec.Limits,
 		Labels: map[string]string{"org.envgap.instance": spec.InstanceID, "org.envgap.side": "agent"}})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/envgap/envgap/core/untrusted"
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/schemas"
@@ -200,7 +201,9 @@ func runOne(ctx context.Context, t *schemas.Task, k int, opts Options, log *byte
 		if err := opts.Evaluator.WriteLog(&fb, t, r); err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(ws.FeedbackFile(), fb.Bytes(), 0o644); err != nil {
+		// Written as a new file over whatever the agent left at its name (on this host it
+		// could have made it a link to a host file), never through it.
+		if err := untrusted.WriteFile(ws.RunDir, agent.FeedbackFileName, fb.Bytes(), 0o644); err != nil {
 			return nil, fmt.Errorf("run directory: %w", err)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/core/shell"
+	"github.com/envgap/envgap/core/untrusted"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -76,7 +76,9 @@ type BoxRun struct {
 // plus o.Env, on this host or in o.Box, and reads back what it did. run --agent and
 // propose both call it; an error is a fault of the harness, never the agent's.
 func Act(ctx context.Context, ws *Workspace, o ActOptions) (*Action, error) {
-	os.Remove(ws.CostFile())
+	if err := resetState(ws, o.Writable); err != nil {
+		return nil, err
+	}
 	var (
 		res     CommandResult
 		refused []schemas.ConnectionCount
@@ -116,15 +118,20 @@ func Act(ctx context.Context, ws *Workspace, o ActOptions) (*Action, error) {
 	if err := writeFile(o.Keep+".stderr", res.Stderr); err != nil {
 		return nil, err
 	}
-	act.Trajectory, act.CostUSD = readState(ws, o.Keep)
+	var unsafe string
+	act.Trajectory, act.CostUSD, unsafe = readState(ws, o.Keep)
 	if len(act.Trajectory) > 0 {
 		// A trajectory the agent did not write is not made up: refusals go into the
 		// agent's own, and are always counted.
 		act.Trajectory = withRefusals(act.Trajectory, refused)
 	}
 	act.Info.RefusedConnections = CountRefused(refused)
-	if _, err := os.Stat(ws.Dir); err != nil {
-		act.Refused = "the agent removed its workspace"
+	if why := workspaceGone(ws); why != "" {
+		act.Refused = why
+		return act, nil
+	}
+	if unsafe != "" {
+		act.Refused = unsafe
 		return act, nil
 	}
 	if res.TimedOut {
@@ -151,8 +158,8 @@ func protocolEnv(ws *Workspace, dir string, extra []string) []string {
 	}, extra...)
 }
 
-// actInBox runs o.Command in o.Box: the run directory is mounted read-write at its own
-// (absolute) path, so every path of the protocol holds in the box too; the repro server
+// actInBox runs o.Command in o.Box: what the protocol's paths name is mounted at those
+// (absolute) paths, so every path of the protocol holds in the box too; the repro server
 // listens where the box reaches this host. It returns the command's result (stdout and
 // stderr are one stream in a box, kept as stdout), the connections the door refused, and
 // the run directory's state before the command ran.
@@ -167,9 +174,20 @@ func actInBox(ctx context.Context, ws *Workspace, o ActOptions) (CommandResult, 
 		return CommandResult{}, nil, nil, fmt.Errorf("%s: %w", t.InstanceID, err)
 	}
 	var before map[string][32]byte
+	// The box mounts what the protocol's paths name, at those paths: the workspace and
+	// HOME read-write, the run directory read-only (the task file, the feedback, the
+	// repro script), and over it the files the agent may write (their content only: a
+	// mounted file cannot be replaced by a link).
+	mounts := []sandbox.Mount{{Source: abs.RunDir, Target: abs.RunDir}, {Source: abs.Home(), Target: abs.Home(), Writable: true}}
+	for _, p := range append([]string{abs.TrajectoryFile(), abs.CostFile()}, o.Writable...) {
+		if p, err = filepath.Abs(p); err != nil {
+			return CommandResult{}, nil, nil, err
+		}
+		mounts = append(mounts, sandbox.Mount{Source: p, Target: p, Writable: true})
+	}
 	res, refused, err := RunInBox(ctx, BoxCommand{Opener: o.Box.Opener,
 		Spec: core.BoxSpec{InstanceID: t.InstanceID, Image: core.TaskRecipe(t).Image, Cutoff: cutoff,
-			Dir: abs.RunDir, WorkDir: abs.RunDir, AgentImage: o.Box.Image, AllowHosts: o.Box.AllowHosts, Limits: o.Box.Limits},
+			Dir: abs.Dir, WorkDir: abs.Dir, Mounts: mounts, AgentImage: o.Box.Image, AllowHosts: o.Box.AllowHosts, Limits: o.Box.Limits},
 		Dir: abs.Dir, Command: o.Command, Env: protocolEnv(abs, abs.Dir, o.Env), Timeout: o.Timeout, Own: abs.RunDir,
 		Ready: func(box *core.Box) ([]string, func(), error) {
 			var env []string
@@ -306,8 +324,8 @@ func absWorkspace(ws *Workspace) (*Workspace, error) {
 // they cannot be used (it removed its workspace, or left something that is not a text
 // file).
 func readBack(ws *Workspace, act *Action) (*Action, error) {
-	if _, err := os.Stat(ws.Dir); err != nil {
-		act.Refused = "the agent removed its workspace"
+	if why := workspaceGone(ws); why != "" {
+		act.Refused = why
 		return act, nil
 	}
 	files, err := ws.Files()
@@ -319,6 +337,44 @@ func readBack(ws *Workspace, act *Action) (*Action, error) {
 	}
 	act.Files = files
 	return act, nil
+}
+
+// workspaceGone says how the agent did away with its workspace ("" when it is there, a
+// directory and not a link).
+func workspaceGone(ws *Workspace) string {
+	st, err := os.Lstat(ws.Dir)
+	switch {
+	case err != nil:
+		return "the agent removed its workspace"
+	case !st.IsDir():
+		return "the agent replaced its workspace with " + st.Mode().Type().String() + " (not a directory)"
+	}
+	return ""
+}
+
+// resetState makes the run directory's files the agent may write ready for an attempt:
+// the cost file (and each of writable) is emptied, and the trajectory is kept when it is
+// a plain file (the agent writes everything so far) and made empty otherwise. Each is a
+// regular file of the harness's, replacing whatever the last attempt left at its name
+// (a box mounts them at their paths).
+func resetState(ws *Workspace, writable []string) error {
+	names := []string{CostFileName}
+	for _, p := range writable {
+		rel, err := filepath.Rel(ws.RunDir, p)
+		if err != nil || !filepath.IsLocal(rel) {
+			return fmt.Errorf("%s: a file the agent may write must be in the run directory %s", p, ws.RunDir)
+		}
+		names = append(names, filepath.ToSlash(rel))
+	}
+	if _, err := untrusted.ReadFile(ws.RunDir, TrajectoryFileName, maxStateBytes); err != nil {
+		names = append(names, TrajectoryFileName)
+	}
+	for _, n := range names {
+		if err := untrusted.WriteFile(ws.RunDir, n, nil, 0o644); err != nil {
+			return fmt.Errorf("run directory: %w", err)
+		}
+	}
+	return nil
 }
 
 // withRefusals appends one trajectory entry per target the door refused.
@@ -339,7 +395,8 @@ func CountRefused(refused []schemas.ConnectionCount) int {
 	return n
 }
 
-// runDirState hashes every file of the run directory outside the workspace and HOME.
+// runDirState hashes every file of the run directory outside the workspace and HOME (read
+// as untrusted files: a link, a FIFO or an oversized file hashes as what it is).
 func runDirState(ws *Workspace) (map[string][32]byte, error) {
 	state := map[string][32]byte{}
 	err := filepath.WalkDir(ws.RunDir, func(p string, d fs.DirEntry, err error) error {
@@ -352,7 +409,11 @@ func runDirState(ws *Workspace) (map[string][32]byte, error) {
 		if d.IsDir() {
 			return nil
 		}
-		b, err := os.ReadFile(p)
+		rel, err := filepath.Rel(ws.RunDir, p)
+		if err != nil {
+			return err
+		}
+		b, err := untrusted.ReadFile(ws.RunDir, filepath.ToSlash(rel), maxStateBytes)
 		if err != nil {
 			b = []byte("unreadable: " + err.Error())
 		}
@@ -392,12 +453,17 @@ func changedOutside(ws *Workspace, before map[string][32]byte, writable ...strin
 	return paths[0]
 }
 
-// readState reads the trajectory and cost the agent may have written, and keeps copies
-// in keep. A trajectory is a JSON array, or JSON Lines (one entry a line); anything else
-// is kept whole as one string entry (which the later-history rules do not inspect).
-func readState(ws *Workspace, keep string) ([]any, *float64) {
-	var traj []any
-	if b, err := readCapped(ws.TrajectoryFile(), maxStateBytes); err == nil && len(bytes.TrimSpace(b)) > 0 {
+// readState reads the trajectory and cost the agent may have written, and keeps a copy of
+// the trajectory in keep. A trajectory is a JSON array, or JSON Lines (one entry a line);
+// anything else is kept whole as one string entry (which the later-history rules do not
+// inspect). Both are read as untrusted files (core/untrusted): when either is a link, a
+// FIFO, a device or over its bound, nothing of it is read and unsafe says which and why.
+func readState(ws *Workspace, keep string) (traj []any, cost *float64, unsafe string) {
+	b, err := untrusted.ReadFile(ws.RunDir, TrajectoryFileName, maxStateBytes)
+	if errors.Is(err, untrusted.ErrUnsafe) {
+		return nil, nil, "the trajectory file " + err.Error()
+	}
+	if err == nil && len(bytes.TrimSpace(b)) > 0 {
 		writeFile(keep+".trajectory", b)
 		if json.Unmarshal(b, &traj) != nil {
 			traj = nil
@@ -420,22 +486,16 @@ func readState(ws *Workspace, keep string) ([]any, *float64) {
 			}
 		}
 	}
-	var cost *float64
-	if b, err := readCapped(ws.CostFile(), 4096); err == nil {
+	b, err = untrusted.ReadFile(ws.RunDir, CostFileName, maxCostBytes)
+	if errors.Is(err, untrusted.ErrUnsafe) {
+		return traj, nil, "the cost file " + err.Error()
+	}
+	if err == nil {
 		if c, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil && c >= 0 {
 			cost = &c
 		}
 	}
-	return traj, cost
-}
-
-func readCapped(path string, n int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, n))
+	return traj, cost, ""
 }
 
 func writeFile(path string, b []byte) error {

@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/core/sandbox"
+	"github.com/envgap/envgap/core/untrusted"
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/lib/agent/loop"
 	"github.com/envgap/envgap/lib/agent/model"
@@ -91,7 +91,8 @@ func ActBuiltin(ctx context.Context, ws *Workspace, b *Builtin, at BuiltinAttemp
 	}
 	feedback := ""
 	if n > 1 {
-		if fb, err := os.ReadFile(ws.FeedbackFile()); err == nil {
+		// The harness wrote it; the box never sees the run directory.
+		if fb, err := untrusted.ReadFile(ws.RunDir, FeedbackFileName, maxStateBytes); err == nil {
 			feedback = string(fb)
 		}
 	}
@@ -169,7 +170,7 @@ func ActBuiltin(ctx context.Context, ws *Workspace, b *Builtin, at BuiltinAttemp
 }
 
 // wsBox is the loop's box: commands in the container, files written on the host side
-// of the mounted workspace through os.Root (no link leaves it).
+// of the mounted workspace without following links (WriteWorkspaceFile).
 type wsBox struct {
 	box *core.Box
 	dir string
@@ -187,18 +188,19 @@ func (w *wsBox) Exec(ctx context.Context, command string, timeout time.Duration)
 }
 
 func (w *wsBox) WriteFile(p string, content []byte) error {
-	if p == ".git" || len(p) > 4 && p[:5] == ".git/" {
-		return fmt.Errorf("%s: the repository's own files are not written", p)
-	}
-	root, err := os.OpenRoot(w.dir)
-	if err != nil {
+	return WriteWorkspaceFile(w.dir, p, content)
+}
+
+// WriteWorkspaceFile writes a model agent's write_file into its workspace dir: p is
+// relative and slash-separated, outside .git; whatever the agent left at p (a link to a
+// host file, a FIFO) is replaced, never written through, and no folder on the way may be
+// a link (core/untrusted). The study's model agent writes through it too.
+func WriteWorkspaceFile(dir, p string, content []byte) error {
+	if err := schemas.CheckRelPath(p); err != nil {
 		return err
 	}
-	defer root.Close()
-	if d := path.Dir(p); d != "." {
-		if err := root.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
+	if p == ".git" || strings.HasPrefix(p, ".git/") {
+		return fmt.Errorf("%s: the repository's own files are not written", p)
 	}
-	return root.WriteFile(p, content, 0o644)
+	return untrusted.WriteFile(dir, p, content, 0o644)
 }

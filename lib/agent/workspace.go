@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/envgap/envgap/core/untrusted"
 	"github.com/envgap/envgap/schemas"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -31,7 +32,8 @@ const (
 	MaxFileBytes  = 2 << 20  // one changed file
 	MaxDiffBytes  = 16 << 20 // all changed files together
 	MaxDiffFiles  = 2000     // changed files
-	maxStateBytes = 64 << 20 // the trajectory file
+	maxStateBytes = 64 << 20 // the trajectory file (and any file of the run directory)
+	maxCostBytes  = 4096     // the cost file
 )
 
 // artifactDirs are directories of install and build output: untracked files under them
@@ -55,6 +57,7 @@ type Workspace struct {
 type baseFile struct {
 	sum  [32]byte
 	mode fs.FileMode
+	size int64
 }
 
 // TaskView is what the task file holds: what an agent may see of a task, which the record
@@ -199,7 +202,7 @@ func (w *Workspace) snapshot() error {
 			target, _ := os.Readlink(p)
 			b = []byte(target)
 		}
-		w.baseline[rel] = baseFile{sha256.Sum256(b), d.Type()}
+		w.baseline[rel] = baseFile{sha256.Sum256(b), d.Type(), int64(len(b))}
 		for dir := filepath.ToSlash(filepath.Dir(rel)); dir != "."; dir = filepath.ToSlash(filepath.Dir(dir)) {
 			w.trackedDirs[dir] = true
 		}
@@ -228,8 +231,10 @@ var ErrRefused = errors.New("refused")
 // walk calls fn for every file of the workspace the files object may hold: .git is left
 // out, and so are new files .gitignore (at base_commit) ignores and new files under an
 // install or build output directory (node_modules/, build/, target/, __pycache__/, ...).
-// A new symbolic link, a file that is not regular, or one over MaxFileBytes that is not
-// at base_commit are refused (ErrRefused, wrapped, with the path).
+// Files are read without following links (core/untrusted): a new or changed symbolic
+// link, a hard link, a FIFO, a device, or a file over MaxFileBytes (over its size at
+// base_commit, for a larger file of the project) are refused (ErrRefused, wrapped, with
+// the path and what it is).
 func (w *Workspace) walk(fn func(rel string, b []byte, mode fs.FileMode, tracked bool) error) error {
 	return filepath.WalkDir(w.Dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -261,17 +266,18 @@ func (w *Workspace) walk(fn func(rel string, b []byte, mode fs.FileMode, tracked
 			}
 			return fmt.Errorf("%w: %s is a symbolic link the agent made (to %s); write files, not links", ErrRefused, rel, target)
 		}
-		if !d.Type().IsRegular() {
-			return fmt.Errorf("%w: %s is not a regular file", ErrRefused, rel)
+		limit := int64(MaxFileBytes)
+		if tracked && base.size > limit {
+			limit = base.size
 		}
-		info, err := d.Info()
+		b, err := untrusted.ReadFile(w.Dir, rel, limit)
+		if errors.Is(err, untrusted.ErrUnsafe) {
+			return fmt.Errorf("%w: %v", ErrRefused, err)
+		}
 		if err != nil {
 			return err
 		}
-		if !tracked && info.Size() > MaxFileBytes {
-			return fmt.Errorf("%w: %s is %d bytes, over %d for one environment file", ErrRefused, rel, info.Size(), MaxFileBytes)
-		}
-		b, err := os.ReadFile(p)
+		info, err := d.Info()
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/core/sandbox"
+	"github.com/envgap/envgap/core/untrusted"
 	"github.com/envgap/envgap/data"
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/lib/agent"
@@ -394,10 +395,7 @@ func ask(ctx context.Context, tg target, opts *job) (*schemas.Proposal, error) {
 		keep = filepath.Join(opts.OutDir, c.InstanceID, opts.Now().UTC().Format("20060102T150405Z"))
 	}
 	// The commands file may be written by the agent: it is part of the run directory
-	// the protocol lets it write (like the trajectory), so the harness creates it empty.
-	if err := os.WriteFile(commandsFile, nil, 0o644); err != nil {
-		return nil, err
-	}
+	// the protocol lets it write (like the trajectory): Act creates it empty (ActOptions.Writable).
 	var act *agent.Action
 	if opts.Builtin != nil {
 		// The built-in agent reads the failing log and the commands in its task text (it
@@ -436,7 +434,7 @@ func ask(ctx context.Context, tg target, opts *job) (*schemas.Proposal, error) {
 		p.GoldFiles = append(p.GoldFiles, schemas.File{Path: path, Content: content})
 	}
 	sort.Slice(p.GoldFiles, func(i, j int) bool { return p.GoldFiles[i].Path < p.GoldFiles[j].Path })
-	cmds, why := readCommands(commandsFile)
+	cmds, why := readCommands(runDir, commandsName)
 	if why != "" {
 		p.Refused = why
 		return p, nil
@@ -490,15 +488,17 @@ func baseOf(ctx context.Context, t *schemas.Task, opts *job) ([]core.File, error
 	return files, nil
 }
 
-// readCommands reads the commands file an agent may write: empty or absent means none.
-// Unknown fields or bad JSON refuse the proposal, with the reason.
-func readCommands(path string) (*schemas.ProposedCommands, string) {
-	b, err := os.ReadFile(path)
+// readCommands reads the commands file an agent may write (name in the run directory
+// dir): empty or absent means none. Unknown fields or bad JSON refuse the proposal, with
+// the reason; so does a commands file that is a link, a FIFO, a device or over 1 MiB
+// (read as untrusted: nothing of it is read).
+func readCommands(dir, name string) (*schemas.ProposedCommands, string) {
+	b, err := untrusted.ReadFile(dir, name, 1<<20)
+	if errors.Is(err, untrusted.ErrUnsafe) {
+		return nil, "the commands file " + err.Error() + "; write a small JSON object"
+	}
 	if err != nil || len(bytes.TrimSpace(b)) == 0 {
 		return nil, ""
-	}
-	if len(b) > 1<<20 {
-		return nil, fmt.Sprintf("the commands file is %d bytes; write a small JSON object", len(b))
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
