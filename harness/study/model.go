@@ -11,6 +11,8 @@ import (
 
 	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/core/sandbox"
+	"github.com/envgap/envgap/core/untrusted"
+	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/lib/agent/loop"
 	"github.com/envgap/envgap/lib/agent/model"
 	"github.com/envgap/envgap/schemas"
@@ -51,6 +53,13 @@ type ModelAgent struct {
 	Timeout time.Duration
 	Now     func() time.Time
 }
+
+// trajectoryFile is the trajectory of a project's turns in the agent's folder (JSON Lines,
+// appended each turn; read back up to maxTrajectoryBytes).
+const (
+	trajectoryFile     = "trajectory.jsonl"
+	maxTrajectoryBytes = 64 << 20
+)
 
 // ConversationFile is where a project's conversation is kept between rounds, in the
 // agent's folder (Turn.Dir).
@@ -105,11 +114,9 @@ func (m *ModelAgent) Turn(ctx context.Context, t Turn) (TurnResult, error) {
 	}
 	out := TurnResult{Note: fmt.Sprintf("model agent stopped: %s after %d turn(s)", res.Stop, res.Turns), RunCommand: runFromTrajectory(res.Trajectory)}
 	if b, err := jsonLines(res.Trajectory); err == nil {
-		f, err := os.OpenFile(filepath.Join(t.Dir, "trajectory.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err == nil {
-			f.Write(b)
-			f.Close()
-		}
+		// Appended by a new file over the old one (core/untrusted), never through a link.
+		prior, _ := untrusted.ReadFile(t.Dir, trajectoryFile, maxTrajectoryBytes)
+		untrusted.WriteFile(t.Dir, trajectoryFile, append(prior, b...), 0o644)
 	}
 	return out, nil
 }
@@ -155,24 +162,7 @@ func (b *boxAdapter) Exec(ctx context.Context, command string, timeout time.Dura
 }
 
 func (b *boxAdapter) WriteFile(p string, content []byte) error {
-	if err := schemas.CheckRelPath(p); err != nil {
-		return err
-	}
-	full := filepath.Join(b.dir, filepath.FromSlash(p))
-	// A path through a symbolic link of the workspace could leave it.
-	rel, err := filepath.Rel(b.dir, filepath.Dir(full))
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return fmt.Errorf("path %q leaves the workspace", p)
-	}
-	for d := filepath.Dir(full); d != b.dir && len(d) > len(b.dir); d = filepath.Dir(d) {
-		if st, err := os.Lstat(d); err == nil && st.Mode()&os.ModeSymlink != 0 {
-			return fmt.Errorf("path %q goes through a symbolic link", p)
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(full, content, 0o644)
+	return agent.WriteWorkspaceFile(b.dir, p, content)
 }
 
 func jsonLines(items []any) ([]byte, error) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/core/sandbox"
+	"github.com/envgap/envgap/core/untrusted"
 	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/lib/studylayout"
 	"github.com/envgap/envgap/schemas"
@@ -40,6 +41,10 @@ type TurnResult struct {
 	RunCommand string
 	// Note says how the turn ended (exit code, a timeout), in words.
 	Note string
+	// Refused, when set, says why what the turn left cannot be used (the agent's fault: a
+	// file of its folder that is a link, a FIFO, a device or over its bound): the round
+	// fails with it as its error, without running the project.
+	Refused string
 }
 
 // Agent is a coding agent the protocol drives. An error is an infrastructure fault (the
@@ -96,7 +101,9 @@ func (b *CommandBox) run(ctx context.Context, t Turn, command string, env []stri
 	if b.Now != nil {
 		now = b.Now
 	}
-	// The turn's paths hold in the box as they are: its folder is mounted at its own path.
+	// The turn's paths hold in the box as they are: the workspace and the agent's folder
+	// are mounted read-write at their own paths (and nothing else of the host: the
+	// project's staging folder beside them is not the agent's).
 	root := filepath.Dir(t.Workspace)
 	if !filepath.IsAbs(t.Workspace) || filepath.Dir(t.Dir) != root {
 		return 0, false, 0, fmt.Errorf("a box needs the workspace %s absolute, with the agent's folder %s beside it", t.Workspace, t.Dir)
@@ -108,7 +115,8 @@ func (b *CommandBox) run(ctx context.Context, t Turn, command string, env []stri
 	}
 	res, refused, err := agent.RunInBox(ctx, agent.BoxCommand{Opener: b.Core,
 		Spec: core.BoxSpec{InstanceID: fmt.Sprintf("study:%s-p%d-r%d", t.Language, t.Problem.Number, t.Round), Image: card,
-			Cutoff: schemas.CutoffAt(now().Truncate(time.Second)), Dir: root, WorkDir: root, AgentImage: img, AllowHosts: b.Contained.AllowHosts, Limits: b.Limits},
+			Cutoff: schemas.CutoffAt(now().Truncate(time.Second)), Dir: t.Workspace, WorkDir: t.Workspace,
+			Mounts: []sandbox.Mount{{Source: t.Dir, Target: t.Dir, Writable: true}}, AgentImage: img, AllowHosts: b.Contained.AllowHosts, Limits: b.Limits},
 		Dir: t.Workspace, Command: command, Env: env, Timeout: timeout, Own: root})
 	if err != nil {
 		return 0, false, 0, err
@@ -116,35 +124,50 @@ func (b *CommandBox) run(ctx context.Context, t Turn, command string, env []stri
 	return res.ExitCode, res.TimedOut, agent.CountRefused(refused), nil
 }
 
+// runCommandFile is where a command agent may write its run command, in its folder; it
+// is read up to maxRunCommandBytes.
+const (
+	runCommandFile     = "run_command.txt"
+	maxRunCommandBytes = 64 << 10
+)
+
 // Turn runs the command once.
 func (a *CommandAgent) Turn(ctx context.Context, t Turn) (TurnResult, error) {
 	prompt := filepath.Join(t.Dir, "prompt.txt")
 	feedback := filepath.Join(t.Dir, "feedback.txt")
 	errs := filepath.Join(t.Dir, "errors")
-	runFile := filepath.Join(t.Dir, "run_command.txt")
+	runFile := filepath.Join(t.Dir, runCommandFile)
 	home := filepath.Join(t.Dir, "home")
-	if err := os.MkdirAll(errs, 0o755); err != nil {
-		return TurnResult{}, err
-	}
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return TurnResult{}, err
 	}
+	// The agent's folder is its own: what the harness writes there replaces whatever the
+	// last turn left at those names (a link to a host file, a FIFO), never through it.
+	if err := untrusted.RemoveAll(t.Dir, "errors"); err != nil {
+		return TurnResult{}, err
+	}
+	if err := os.Mkdir(errs, 0o755); err != nil {
+		return TurnResult{}, err
+	}
 	for i, e := range t.Errors {
-		if err := os.WriteFile(filepath.Join(errs, fmt.Sprintf("error-%d.txt", i)), []byte(e), 0o644); err != nil {
+		if err := untrusted.WriteFile(t.Dir, fmt.Sprintf("errors/error-%d.txt", i), []byte(e), 0o644); err != nil {
 			return TurnResult{}, err
 		}
 	}
-	if err := os.WriteFile(prompt, []byte(t.Prompt), 0o644); err != nil {
+	if err := untrusted.WriteFile(t.Dir, "prompt.txt", []byte(t.Prompt), 0o644); err != nil {
 		return TurnResult{}, err
 	}
-	if err := os.WriteFile(feedback, []byte(t.Feedback), 0o644); err != nil {
+	if err := untrusted.WriteFile(t.Dir, "feedback.txt", []byte(t.Feedback), 0o644); err != nil {
+		return TurnResult{}, err
+	}
+	if err := untrusted.RemoveAll(t.Dir, runCommandFile); err != nil {
 		return TurnResult{}, err
 	}
 	env := []string{
 		EnvPrompt + "=" + prompt, EnvRound + "=" + fmt.Sprint(t.Round), EnvFeedback + "=" + feedback,
 		EnvErrors + "=" + errs, EnvLanguage + "=" + string(t.Language), EnvProblem + "=" + fmt.Sprint(t.Problem.Number),
 		EnvRunCommandFile + "=" + runFile, EnvWorkspace + "=" + t.Workspace,
-		EnvTrajectoryFile + "=" + filepath.Join(t.Dir, "trajectory.jsonl"),
+		EnvTrajectoryFile + "=" + filepath.Join(t.Dir, trajectoryFile),
 		envHome + "=" + home, "TMPDIR=" + home,
 	}
 	var (
@@ -167,7 +190,11 @@ func (a *CommandAgent) Turn(ctx context.Context, t Turn) (TurnResult, error) {
 	if refused > 0 {
 		res.Note += fmt.Sprintf("; the box's door refused %d connection(s)", refused)
 	}
-	if b, err := os.ReadFile(runFile); err == nil {
+	b, err := untrusted.ReadFile(t.Dir, runCommandFile, maxRunCommandBytes)
+	switch {
+	case errors.Is(err, untrusted.ErrUnsafe):
+		res.Refused = "the agent's " + err.Error()
+	case err == nil:
 		res.RunCommand = strings.TrimSpace(string(b))
 	}
 	return res, nil
@@ -378,6 +405,11 @@ func runProject(ctx context.Context, o RunOptions, rel string, l schemas.Ecosyst
 			runCommand = tr.RunCommand
 		}
 		files, err := readWorkspace(ws)
+		refused := tr.Refused
+		if errors.Is(err, untrusted.ErrUnsafe) {
+			// What the agent left cannot be read; the project as it was is kept.
+			refused, files, err = "the workspace "+unsafeWords(err), final, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -388,8 +420,15 @@ func runProject(ctx context.Context, o RunOptions, rel string, l schemas.Ecosyst
 		rd := studylayout.Round{Round: round, Agent: tr.Note}
 		sysPkgs = aptPackages(files)
 		rd.SystemPackages = sysPkgs
-		ran, text, step, d, run, err := execute(ctx, o.Exec, rel, l, files, runCommand, schemas.CutoffAt(created))
-		if err != nil {
+		var (
+			ran        bool
+			text, step string
+			d          schemas.Digest
+			run        *schemas.Run
+		)
+		if refused != "" {
+			text, step = refused+"; the project was not run", "agent"
+		} else if ran, text, step, d, run, err = execute(ctx, o.Exec, rel, l, files, runCommand, schemas.CutoffAt(created)); err != nil {
 			return nil, err
 		}
 		rd.Ran, rd.Error, rd.Step, rd.Run = ran, text, step, d
@@ -509,6 +548,9 @@ func aptPackages(files []core.File) []string {
 	return out
 }
 
+// readWorkspace reads the project an agent left (core.ReadAgentDir: links kept as links;
+// a hard link, a FIFO, a device or more than the bound is an error wrapping an
+// *untrusted.Error).
 func readWorkspace(ws string) ([]core.File, error) {
 	entries, err := os.ReadDir(ws)
 	if err != nil {
@@ -517,7 +559,16 @@ func readWorkspace(ws string) ([]core.File, error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
-	return core.ReadDir(ws)
+	return core.ReadAgentDir(ws)
+}
+
+// unsafeWords is the *untrusted.Error in err ("holds P, which is a FIFO ...").
+func unsafeWords(err error) string {
+	var ue *untrusted.Error
+	if errors.As(err, &ue) {
+		return "holds " + ue.Path + ", which " + ue.Why
+	}
+	return err.Error()
 }
 
 func writeFiles(dir string, files []core.File) error {
