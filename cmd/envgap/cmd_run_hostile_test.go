@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/envgap/envgap/lib/agent"
+	"github.com/envgap/envgap/lib/agent/model/scripted"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -117,4 +119,95 @@ func TestRunHostileAgentInBox(t *testing.T) {
 	if boxes := agentBoxesUnder(t, work); len(boxes) != 0 {
 		t.Errorf("boxes left behind: %v", boxes)
 	}
+}
+
+// TestRunHostileBuiltinAgent: envgap's own model agent (the scripted model), whose box
+// mounts the workspace alone, makes each link and file kind there with its bash tool and
+// writes a file through a link to a host file with write_file: each attempt is rejected
+// naming the file, the write replaced the link instead of writing the host file, the
+// host file is not read into the results, and the run fixes the task and goes on to the
+// next.
+func TestRunHostileBuiltinAgent(t *testing.T) {
+	requireEngine(t, "envgap-python-eval")
+	w := newEvalWorld(t)
+	const content = "host secret: never in a result\n"
+	secret := filepath.Join(t.TempDir(), "host-secret")
+	if err := os.WriteFile(secret, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	call := func(name string, input map[string]string) scripted.Call {
+		b, _ := json.Marshal(input)
+		return scripted.Call{Name: name, Input: b}
+	}
+	const clean = "rm -f leak.txt pipe zero big.txt hard.txt notes.txt; printf 'tabulate==0.9.0\\n' > requirements.txt; "
+	plants := []boxPlant{
+		{`ln -s "` + secret + `" leak.txt`, "leak.txt is a symbolic link the agent made (to " + secret + ")"},
+		{"mkfifo pipe", "pipe is a FIFO"},
+		{"ln -s /dev/zero zero", "zero is a symbolic link the agent made (to /dev/zero)"},
+		{"truncate -s 1T requirements.txt", "requirements.txt is a sparse file of 1099511627776 bytes"},
+		{"head -c 3000000 /dev/zero | tr '\\0' a > big.txt", "big.txt is 3000000 bytes, over the bound of 2097152 bytes"},
+		{"ln requirements.txt hard.txt", "hard.txt has 2 hard links"},
+	}
+	script := scripted.Script{Model: "hostile"}
+	for i, p := range plants {
+		turns := []scripted.Turn{{ToolCalls: []scripted.Call{call("bash", map[string]string{"command": clean + p.cmd})}}}
+		if i == 0 {
+			turns = append([]scripted.Turn{
+				{ToolCalls: []scripted.Call{call("bash", map[string]string{"command": clean + `ln -s "` + secret + `" notes.txt`})}},
+				{ToolCalls: []scripted.Call{call("write_file", map[string]string{"path": "notes.txt", "content": "written by the model\n"})}}}, turns...)
+		}
+		turns = append(turns, scripted.Turn{ToolCalls: []scripted.Call{call("finish", map[string]string{})}})
+		script.Conversations = append(script.Conversations, scripted.Conversation{Match: fmt.Sprintf("attempt %d of", i+1), MatchAll: []string{evalControl}, Turns: turns})
+	}
+	script.Conversations = append(script.Conversations, scripted.Conversation{Turns: []scripted.Turn{
+		{ToolCalls: []scripted.Call{call("bash", map[string]string{"command": clean})}},
+		{ToolCalls: []scripted.Call{call("finish", map[string]string{})}}}})
+	b, err := json.Marshal(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serveScript(t, string(b))
+	out := filepath.Join(t.TempDir(), "hostile")
+	got, err := w.runAgent(t, filepath.Join(t.TempDir(), "store"), "openai", out, "--model", "hostile", "--base-url", base, "--split", "full",
+		"--max-attempts", fmt.Sprint(len(plants)+1))
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, got)
+	}
+	rf, err := readFolder(t, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTask := map[string][]schemas.EvalResult{}
+	for _, r := range rf {
+		byTask[r.InstanceID] = append(byTask[r.InstanceID], r)
+	}
+	ctl := byTask[evalControl]
+	if len(ctl) != len(plants)+1 {
+		t.Fatalf("%d attempts on %s, want %d: %+v", len(ctl), evalControl, len(plants)+1, rf)
+	}
+	for i, p := range plants {
+		if r := ctl[i]; r.Attempt != i+1 || r.Status != schemas.EvalRejected || !strings.Contains(r.Reason, p.reason) {
+			t.Errorf("attempt %d (%s): %s %q, want rejected with %q", r.Attempt, p.cmd, r.Status, r.Reason, p.reason)
+		}
+	}
+	if r := ctl[len(plants)]; !r.Resolved {
+		t.Errorf("the attempt after the plants: %s %q", r.Status, r.Reason)
+	}
+	if rs := byTask[evalRepair]; len(rs) != 1 || !rs[0].Resolved {
+		t.Errorf("the next task: %+v", rs)
+	}
+	if traj, _ := os.ReadFile(filepath.Join(out, "agent", evalControl, "run-1", "attempt-1.trajectory")); !strings.Contains(string(traj), "wrote notes.txt") {
+		t.Errorf("the write through the link did not replace it:\n%s", traj)
+	}
+	if b, err := os.ReadFile(secret); err != nil || string(b) != content {
+		t.Errorf("the host file was written: %q %v", b, err)
+	}
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), "host secret") {
+				t.Errorf("the host file was copied into %s", p)
+			}
+		}
+		return nil
+	})
 }
