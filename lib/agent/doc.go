@@ -19,4 +19,12 @@
 // the workspace's changes into a files object (refusing links, binary and oversize
 // files); the harness refuses an attempt that changed the run directory outside the
 // workspace. harness/run loops attempts with feedback, scoring each with harness/eval.
+//
+// Every file of the run directory is data the agent could have made, never a path to
+// follow: the harness reads the workspace, the trajectory, cost and feedback files through
+// core/untrusted (no link followed, regular files with one link within a bound; anything
+// else rejects the attempt, naming it) and writes the feedback and the state files over
+// whatever is at their names. A command agent's box (actInBox) mounts the workspace and
+// HOME read-write, the run directory read-only, and the trajectory and cost files (and
+// ActOptions.Writable) read-write over it, each at its own path.
 package agent
