@@ -199,6 +199,12 @@ func (e *Engine) step(ctx context.Context, ct time.Duration, id string, spec Spe
 		case streamErr = <-copied:
 			streamDone = true
 			copied = nil
+			if !exited {
+				// The output ended: the command has (all but) exited. Ask now, as the
+				// docker CLI does, instead of at the next poll of a backing-off ticker.
+				poll = time.Millisecond
+				ticker.Reset(0)
+			}
 		case <-ticker.C:
 			if !exited {
 				var ins container.ExecInspect
@@ -221,6 +227,9 @@ func (e *Engine) step(ctx context.Context, ct time.Duration, id string, spec Spe
 				hr.Close() // a background child holds the output open
 			}
 			poll = min(poll*2, 250*time.Millisecond)
+			if streamDone {
+				poll = min(poll, 20*time.Millisecond)
+			}
 			if exited {
 				poll = 50 * time.Millisecond
 			}
