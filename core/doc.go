@@ -24,5 +24,7 @@
 // core/sandbox (the Docker Engine API: containers, limits, deadlines, the sandbox network),
 // core/egress (the one door out), core/registry (the date-limited PyPI and npm proxy),
 // core/recipe (the default commands), core/deps (D1, D2, D3 and manifest F1), core/shell
-// (the one shell quoting) and core/headtail (the one head-and-tail output cap).
+// (the one shell quoting), core/headtail (the one head-and-tail output cap) and
+// core/untrusted (the one way to read and write files an agent or a box could have made:
+// no link followed, regular files within a bound; ReadDir and the agent protocol use it).
 package core

@@ -56,6 +56,16 @@
 // ErrEngineUnresponsive soon after the step timeout, and a cancelled run returns
 // within a few seconds whatever the engine does.
 //
+// # Boxes
+//
+// Engine.OpenBox creates one long-lived container an agent acts in, command after
+// command (Box.Exec: an exec under coreutils timeout, output captured as a step's).
+// Its host paths are bind mounts: BoxSpec.Dir read-write at WorkDir, and each of
+// BoxSpec.Mounts (a directory or a regular file, read-only unless Writable) at its
+// target, a parent before what is mounted inside it; on Podman every one is
+// nosuid,nodev. A mount's source must be a directory or a regular file, not a link (the
+// engine would mount what it points at).
+//
 // # Leftovers
 //
 // A process killed mid-run (kill -9) leaves its container running. Connect
