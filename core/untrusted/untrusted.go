@@ -189,12 +189,22 @@ func openParent(dir, name string, mkdir bool) (int, string, error) {
 	return fd, parts[len(parts)-1], nil
 }
 
-// WriteFile writes b as the file name (slash-separated, relative) in dir, making missing
-// folders on its way (never through a link). Whatever is at name (a file, a link, a
-// FIFO) is replaced, not written through: b goes to a temporary file in the same folder,
-// which is renamed over name. An existing regular file keeps its permission bits; a new
-// one gets perm. A directory at name, or a link on the way, is an *Error.
+// WriteFile writes b as the file name (slash-separated, relative) in dir with perm, making
+// missing folders on its way (never through a link). Whatever is at name (a file, a link,
+// a FIFO) is replaced, not written through: b goes to a temporary file in the same
+// folder, which is renamed over name. A directory at name, or a link on the way, is an
+// *Error.
 func WriteFile(dir, name string, b []byte, perm fs.FileMode) error {
+	return write(dir, name, b, perm, false)
+}
+
+// UpdateFile is WriteFile for a file whose mode is its owner's: an existing regular file
+// at name keeps its permission bits (perm is for a new one).
+func UpdateFile(dir, name string, b []byte, perm fs.FileMode) error {
+	return write(dir, name, b, perm, true)
+}
+
+func write(dir, name string, b []byte, perm fs.FileMode, keepMode bool) error {
 	parent, last, err := openParent(dir, name, true)
 	if err != nil {
 		return err
@@ -206,7 +216,9 @@ func WriteFile(dir, name string, b []byte, perm fs.FileMode) error {
 		case unix.S_IFDIR:
 			return &Error{name, "is a directory, not a regular file"}
 		case unix.S_IFREG:
-			perm = fs.FileMode(st.Mode) & fs.ModePerm
+			if keepMode {
+				perm = fs.FileMode(st.Mode) & fs.ModePerm
+			}
 		}
 	}
 	var rnd [6]byte

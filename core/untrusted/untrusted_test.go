@@ -104,7 +104,8 @@ func TestReadFile(t *testing.T) {
 }
 
 // TestWriteFile: a write replaces a link, a FIFO or a file at the name (the host file a
-// link points at is not written, a FIFO does not block), keeps an existing file's mode,
+// link points at is not written, a FIFO does not block), with its mode (UpdateFile keeps
+// an existing file's),
 // makes missing folders, and refuses a link on the way or a directory at the name.
 func TestWriteFile(t *testing.T) {
 	dir := t.TempDir()
@@ -122,7 +123,11 @@ func TestWriteFile(t *testing.T) {
 	go func() {
 		defer close(done)
 		for _, name := range []string{"feedback.txt", "fifo", "run.sh", "new/deep/file.txt"} {
-			if err := WriteFile(dir, name, []byte("new "+name), 0o644); err != nil {
+			write := WriteFile
+			if name == "run.sh" {
+				write = UpdateFile
+			}
+			if err := write(dir, name, []byte("new "+name), 0o644); err != nil {
 				t.Errorf("%s: %v", name, err)
 			}
 			if b, err := ReadFile(dir, name, 100); err != nil || string(b) != "new "+name {
@@ -139,7 +144,13 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("the host file was written through the link: %q", b)
 	}
 	if st, err := os.Stat(filepath.Join(dir, "run.sh")); err != nil || st.Mode().Perm() != 0o755 {
-		t.Errorf("run.sh's mode: %v %v", st.Mode(), err)
+		t.Errorf("run.sh's mode after UpdateFile: %v %v", st.Mode(), err)
+	}
+	if err := WriteFile(dir, "run.sh", []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "run.sh")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("run.sh's mode after WriteFile: %v %v", st.Mode(), err)
 	}
 	if err := WriteFile(dir, "errors/error-0.txt", []byte("x"), 0o644); !errors.Is(err, ErrUnsafe) {
 		t.Errorf("a write through a linked folder: %v", err)

@@ -22,8 +22,8 @@ import (
 type plant struct{ cmd, reason string }
 
 // hostPlants are the link and file kinds an agent on this host can leave in the
-// trajectory, cost, feedback and workspace paths (SECRET is a host file outside the run
-// directory, T, C and F the trajectory, cost and feedback files).
+// trajectory, cost, feedback, repro script and workspace paths (SECRET is a host file
+// outside the run directory, T, C and F the trajectory, cost and feedback files).
 func hostPlants(secret string) []plant {
 	return []plant{
 		{`ln -sf "$SECRET" "$T"`, "the trajectory file trajectory.json is a symbolic link to " + secret},
@@ -34,6 +34,7 @@ func hostPlants(secret string) []plant {
 		{`head -c 5000 /dev/zero | tr '\0' 1 > "$C"`, "the cost file cost.json is 5000 bytes, over the bound of 4096 bytes"},
 		{`ln -sf "$SECRET" "$F"`, "the agent wrote outside its workspace: " + "FEEDBACK"},
 		{`rm -f "$F"; mkfifo "$F"`, "the agent wrote outside its workspace: " + "FEEDBACK"},
+		{`ln -sf "$SECRET" "$ENVGAP_REPRO"`, "the agent wrote outside its workspace: "},
 		{`ln -s "$SECRET" leak.txt`, "leak.txt is a symbolic link the agent made (to " + secret + ")"},
 		{`mkfifo pipe`, "pipe is a FIFO"},
 		{`ln -s /dev/zero zero`, "zero is a symbolic link the agent made (to /dev/zero)"},
@@ -63,8 +64,8 @@ func hostileScript(first, secret string, plants []plant) string {
 // file, a hard link, a FIFO, a /dev/zero link, a sparse 1 TiB file or an oversized file in
 // the trajectory, cost, feedback or workspace paths gets each attempt rejected with a
 // reason naming the file and what it is; the host file is neither read into the results
-// nor written (the next feedback replaces the link), nothing stalls, and the run goes on
-// to fix the task and to the next task.
+// nor written (the next feedback and repro script replace the links), nothing stalls, and
+// the run goes on to fix the task and to the next task.
 func TestHostileAgentOnThisHost(t *testing.T) {
 	const content = "host secret: never in a result\n"
 	secret := filepath.Join(t.TempDir(), "host-secret")
@@ -84,7 +85,7 @@ func TestHostileAgentOnThisHost(t *testing.T) {
 	go func() {
 		defer close(done)
 		o, err = Run(context.Background(), []schemas.Task{*first, *next}, Options{Evaluator: &eval.Evaluator{Store: st, Runner: &agenttest.FakeRunner{Store: st}},
-			Materialize: agenttest.GitMaterialize(0), Agent: hostileScript(first.InstanceID, secret, plants),
+			Materialize: agenttest.GitMaterialize(0), Agent: hostileScript(first.InstanceID, secret, plants), ReproCommand: "true",
 			K: 1, MaxAttempts: len(plants) + 1, AttemptTimeout: 2 * time.Minute, WorkDir: work, OutDir: out})
 	}()
 	select {

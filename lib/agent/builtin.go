@@ -193,8 +193,9 @@ func (w *wsBox) WriteFile(p string, content []byte) error {
 
 // WriteWorkspaceFile writes a model agent's write_file into its workspace dir: p is
 // relative and slash-separated, outside .git; whatever the agent left at p (a link to a
-// host file, a FIFO) is replaced, never written through, and no folder on the way may be
-// a link (core/untrusted). The study's model agent writes through it too.
+// host file, a FIFO) is replaced, never written through (a file of the project keeps its
+// mode), and no folder on the way may be a link (core/untrusted). The study's model agent
+// writes through it too.
 func WriteWorkspaceFile(dir, p string, content []byte) error {
 	if err := schemas.CheckRelPath(p); err != nil {
 		return err
@@ -202,5 +203,5 @@ func WriteWorkspaceFile(dir, p string, content []byte) error {
 	if p == ".git" || strings.HasPrefix(p, ".git/") {
 		return fmt.Errorf("%s: the repository's own files are not written", p)
 	}
-	return untrusted.WriteFile(dir, p, content, 0o644)
+	return untrusted.UpdateFile(dir, p, content, 0o644)
 }

@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/core/sandbox"
+	"github.com/envgap/envgap/core/untrusted"
 	"github.com/envgap/envgap/data"
 )
 
@@ -89,7 +89,8 @@ func StartRepro(ctx context.Context, ws *Workspace, cfg ReproConfig) (*ReproServ
 // variables that point the agent at the server.
 func (s *ReproServer) Env(command string) ([]string, error) {
 	script := filepath.Join(s.ws.RunDir, ReproFileName)
-	if err := os.WriteFile(script, []byte("#!/bin/sh\n# Runs repro_command on the workspace in the evaluation container (envgap run).\nexec "+command+"\n"), 0o755); err != nil {
+	// Written over whatever an agent on this host left at its name, never through it.
+	if err := untrusted.WriteFile(s.ws.RunDir, ReproFileName, []byte("#!/bin/sh\n# Runs repro_command on the workspace in the evaluation container (envgap run).\nexec "+command+"\n"), 0o755); err != nil {
 		return nil, fmt.Errorf("repro script: %w", err)
 	}
 	return []string{EnvRepro + "=" + script, EnvReproURL + "=http://" + s.ln.Addr().String() + "/repro", EnvReproToken + "=" + s.token}, nil
@@ -136,7 +137,7 @@ const BoxFileName = "repro-box"
 // the same path in the box), with a function that closes the listener.
 func (s *ReproServer) BoxEnv(host string) ([]string, func(), error) {
 	script := filepath.Join(s.ws.RunDir, BoxFileName)
-	if err := os.WriteFile(script, []byte(boxClient), 0o755); err != nil {
+	if err := untrusted.WriteFile(s.ws.RunDir, BoxFileName, []byte(boxClient), 0o755); err != nil {
 		return nil, nil, fmt.Errorf("repro script: %w", err)
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
