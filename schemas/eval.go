@@ -1,5 +1,7 @@
 package schemas
 
+import "fmt"
+
 // EvalSchemaVersion is the version of the result folder's format (results.jsonl,
 // summary.json) that `envgap eval` and `envgap run` write and `envgap report` reads.
 const EvalSchemaVersion = 1
@@ -173,6 +175,24 @@ type EvalSummary struct {
 	// ScoredOn is the UTC day the folder was last written (YYYY-MM-DD): the date the
 	// leaderboard shows. Absent in folders written before it was recorded.
 	ScoredOn string `json:"scored_on,omitempty"`
+	// Subset is set when the folder scored part of its split (--ids, --limit): not a
+	// leaderboard entry. CorpusID and Tasks are then the subset's own.
+	Subset *EvalSubset `json:"subset,omitempty"`
+}
+
+// EvalSubset says how a result folder's tasks were picked from its split and what the
+// whole split was: --ids (the ids asked, in order) and --limit (the first N by instance id).
+type EvalSubset struct {
+	IDs   []string `json:"ids,omitempty"`
+	Limit int      `json:"limit,omitempty"`
+	// OfTasks and OfCorpusID are the whole split's task count and corpus id.
+	OfTasks    int    `json:"of_tasks"`
+	OfCorpusID string `json:"of_corpus_id"`
+}
+
+// Label says what the subset is, for people: "subset: 2 of 5 tasks of corpus X".
+func (s *EvalSubset) Label(tasks int) string {
+	return fmt.Sprintf("subset: %d of %d tasks of corpus %s", tasks, s.OfTasks, s.OfCorpusID)
 }
 
 // EvalFault is a task an infrastructure fault left without a result.

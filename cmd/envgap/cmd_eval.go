@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/harness/tasks"
+	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 	"github.com/spf13/cobra"
 )
@@ -24,12 +26,20 @@ type scoringOptions struct {
 	Name          string
 	Jobs          int
 	NoSafeInstall bool
+	// IDs and Limit select a subset of the split (marked as one in the result folder).
+	IDs   []string
+	Limit int
+	// harness is set when --tasks was left out in a harness checkout and Tasks is its
+	// own copy of the tasks.
+	harness bool
 }
 
 func (o *scoringOptions) addFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.Split, "split", "", "the task config to score: full, reported, repaired, lite or secure (required)")
-	c.Flags().StringVar(&o.Tasks, "tasks", "", "an exported Hub folder, or a task rows file (JSON Lines, e.g. the harness zip's release/tasks.jsonl), to take the tasks from (default: the store's task set)")
-	c.Flags().StringVar(&o.Out, "out", "", "the result folder to write (required)")
+	c.Flags().StringVar(&o.Tasks, "tasks", "", "an exported Hub folder, or a task rows file (JSON Lines, e.g. the harness zip's release/tasks.jsonl), to take the tasks from (default: in a harness checkout its own release/tasks.jsonl, else the store's task set)")
+	c.Flags().StringVar(&o.Out, "out", "", "the result folder to write (default results/<agent>-<split>)")
+	c.Flags().StringSliceVar(&o.IDs, "ids", nil, "score only these tasks of the split (comma-separated or repeated): a subset, marked as one, with its own corpus id")
+	c.Flags().IntVar(&o.Limit, "limit", 0, "score only the first N tasks of the split (by instance id; after --ids): a subset, marked as one")
 	c.Flags().StringVar(&o.Name, "name", "", "the agent's name in the report")
 	c.Flags().IntVar(&o.Jobs, "jobs", 1, "tasks scored at once")
 	c.Flags().BoolVar(&o.NoSafeInstall, "no-safe-install", false, "do not ask the registries: safe install is not measured")
@@ -41,36 +51,117 @@ func (o *scoringOptions) check() error {
 	switch {
 	case o.Split == "":
 		return usageError{errors.New("--split is required (full, reported, repaired, lite or secure)")}
-	case o.Out == "":
-		return usageError{errors.New("--out DIR is required")}
 	case o.Jobs < 1:
 		return usageError{errors.New("--jobs must be at least 1")}
+	case o.Limit < 0:
+		return usageError{errors.New("--limit must be 0 (every task) or more")}
 	}
 	if err := tasks.CheckConfig(o.Split); err != nil {
 		return usageError{err}
 	}
+	if o.Tasks == "" {
+		if rows := tasks.HarnessCheckout("."); rows != "" {
+			o.Tasks, o.harness = rows, true
+		}
+	}
 	return nil
 }
 
-// splitTasks returns the tasks of the split: from the exported folder, from a task rows
-// file, or from the store.
-func (o *scoringOptions) splitTasks(f *factory) ([]schemas.Task, error) {
-	if o.Tasks != "" {
-		ts, err := tasks.Load(o.Tasks, o.Split)
-		if err != nil {
-			return nil, usageError{err}
+// defaultOut sets --out to results/<agent>-<split> when it was left out, and says so on
+// stderr.
+func (o *scoringOptions) defaultOut(f *factory, agent string) {
+	if o.Out != "" {
+		return
+	}
+	o.Out = filepath.Join("results", outName(agent)+"-"+o.Split)
+	fmt.Fprintf(f.Err, "--out not given: writing %s\n", o.Out)
+}
+
+// outName makes an agent's name a folder name: letters, digits, '-', '_' and '.' kept,
+// anything else (a '/', a space) made '_'.
+func outName(agent string) string {
+	name := strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
 		}
-		return ts, nil
+		return '_'
+	}, agent)
+	if strings.Trim(name, "._") == "" {
+		return "agent"
 	}
-	st, err := f.OpenStore()
+	return name
+}
+
+// releaseIDs are the ids of every task where the split's tasks come from (the full
+// config).
+func (o *scoringOptions) releaseIDs(f *factory) (map[string]bool, error) {
+	var all []schemas.Task
+	var err error
+	if o.Tasks != "" {
+		all, err = tasks.Load(o.Tasks, release.ConfigFull)
+	} else {
+		st, openErr := f.OpenStore()
+		if err = openErr; err == nil {
+			all, err = st.Tasks()
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	all, err := st.Tasks()
-	if err != nil {
-		return nil, err
+	ids := make(map[string]bool, len(all))
+	for _, t := range all {
+		ids[t.InstanceID] = true
 	}
-	return tasks.OfConfig(all, o.Split)
+	return ids, nil
+}
+
+// tasksWhere names where the tasks come from, for messages.
+func (o *scoringOptions) tasksWhere(f *factory) string {
+	switch {
+	case o.harness:
+		return o.Tasks + " (this harness's own copy of the release's tasks)"
+	case o.Tasks != "":
+		return o.Tasks
+	}
+	return "the store " + f.storeDir() + " (give --tasks for a release's tasks)"
+}
+
+// splitTasks returns the tasks of the split (from the exported folder, from a task rows
+// file, or from the store), cut to --ids and --limit: the subset is nil when the whole
+// split is taken. A split or selection with no task is an error (exit 3) naming where the
+// tasks were looked for.
+func (o *scoringOptions) splitTasks(f *factory) ([]schemas.Task, *schemas.EvalSubset, error) {
+	var ts []schemas.Task
+	if o.Tasks != "" {
+		var err error
+		if ts, err = tasks.Load(o.Tasks, o.Split); err != nil {
+			return nil, nil, usageError{err}
+		}
+		if o.harness {
+			fmt.Fprintf(f.Err, "tasks: %s\n", o.tasksWhere(f))
+		}
+	} else {
+		st, err := f.OpenStore()
+		if err != nil {
+			return nil, nil, err
+		}
+		all, err := st.Tasks()
+		if err != nil {
+			return nil, nil, err
+		}
+		if ts, err = tasks.OfConfig(all, o.Split); err != nil {
+			return nil, nil, err
+		}
+	}
+	ts, sub, err := tasks.Select(ts, o.Split, o.tasksWhere(f), o.IDs, o.Limit)
+	var empty *tasks.EmptyError
+	switch {
+	case errors.As(err, &empty):
+		return nil, nil, rejectedError{err}
+	case err != nil:
+		return nil, nil, usageError{err}
+	}
+	return ts, sub, nil
 }
 
 type evalOptions struct {
@@ -82,7 +173,7 @@ type evalOptions struct {
 func newEvalCommand(f *factory) *cobra.Command {
 	opts := &evalOptions{}
 	c := &cobra.Command{
-		Use:   "eval --pred FILE --split SPLIT --out DIR",
+		Use:   "eval --pred FILE --split SPLIT [--out DIR]",
 		Short: "Score agent predictions on the evaluation core",
 		Long: `Score predictions (JSON Lines, one a task: {"instance_id", "files": {path: new content or
 null}, "trajectory": [...], "cost_usd"}) as the dataset card says. Each prediction's files
@@ -94,8 +185,13 @@ Manifest F1 and safe install come with it.
 
 Every task of the split needs a prediction, excluded ones too; missing, unknown or repeated
 ids and malformed lines are listed and nothing runs (exit 3). --pred gold and --pred noop are
-the built-in predictions (the reference fixes; no change). Tasks come from the store's task
-set, or from an exported Hub folder with --tasks. Runs and results are memoised in the store:
+the built-in predictions (the reference fixes; no change). Tasks come from --tasks (an
+exported Hub folder or a task rows file); without it, in a harness checkout (the unzipped
+harness zip) from its own release/tasks.jsonl (said on stderr), else from the store's task
+set. A split with no task is an error (exit 3) that names where the tasks were looked for.
+--ids and --limit score a subset of the split (the predictions of its other tasks are not
+needed): marked as a subset in the folder, its printout, the report and the site, with the
+subset's own corpus id. --out defaults to results/<agent>-<split>. Runs and results are memoised in the store:
 evaluating the same prediction again runs no container. An infrastructure fault leaves its
 task without a result (listed, exit 4); the next eval retries it.
 
@@ -109,6 +205,7 @@ The result folder holds results.jsonl (one result a task), summary.json and logs
 			if err := opts.check(); err != nil {
 				return err
 			}
+			opts.defaultOut(f, evalAgentName(opts))
 			if err := opts.Slurm.check(c, f, &opts.engineOptions); err != nil {
 				return err
 			}
@@ -123,7 +220,7 @@ The result folder holds results.jsonl (one result a task), summary.json and logs
 
 func runEval(c *cobra.Command, f *factory, opts *evalOptions) error {
 	o := eval.RunOptions{
-		Tasks:    func() ([]schemas.Task, error) { return opts.splitTasks(f) },
+		Tasks:    func() ([]schemas.Task, *schemas.EvalSubset, error) { return opts.splitTasks(f) },
 		Pred:     opts.Pred,
 		Agent:    opts.Name,
 		Split:    opts.Split,
@@ -131,6 +228,7 @@ func runEval(c *cobra.Command, f *factory, opts *evalOptions) error {
 		Jobs:     opts.Jobs,
 		Open:     func() (*eval.Evaluator, io.Closer, error) { return opts.evaluator(c, f) },
 		Progress: evalProgress(f),
+		Release:  func() (map[string]bool, error) { return opts.releaseIDs(f) },
 	}
 	if opts.Slurm.Slurm {
 		o.Remote = func(_ context.Context, tasks []schemas.Task, builtin bool) (*eval.Outcome, eval.Store, error) {
@@ -139,6 +237,15 @@ func runEval(c *cobra.Command, f *factory, opts *evalOptions) error {
 	}
 	sc, err := eval.Run(c.Context(), o)
 	return printScored(f, opts.Out, sc, err)
+}
+
+// evalAgentName is the agent's name in eval's default result folder: --name, or what
+// eval.Run names it after (the predictions file's name, gold or noop).
+func evalAgentName(opts *evalOptions) string {
+	if opts.Name != "" {
+		return opts.Name
+	}
+	return eval.AgentName(opts.Pred)
 }
 
 // evalProgress shows the progress of a scoring run, a task at a time.
@@ -173,6 +280,12 @@ func printScored(f *factory, dir string, sc *eval.Scored, err error) error {
 	} else {
 		fmt.Fprintf(f.Out, "%s on %s (%d tasks, corpus %s): %d scored, %d excluded (listed, not scored); resolved %d, unresolved %d, rejected %d, leaked %d; %d trajectories not inspected\n",
 			sum.Agent, sum.Split, sum.Tasks, sum.CorpusID, sum.Scored, len(sum.ExcludedIDs), len(sum.ResolvedIDs), len(sum.UnresolvedIDs), len(sum.RejectedIDs), len(sum.LeakedIDs), len(sum.NotInspectedIDs))
+		if sc.SetAside > 0 {
+			fmt.Fprintf(f.Out, "%d prediction(s) of the release's tasks outside split %s set aside, not scored\n", sc.SetAside, sum.Split)
+		}
+		if sum.Subset != nil {
+			fmt.Fprintf(f.Out, "SUBSET, not a leaderboard entry (%s): corpus %s is the subset's own\n", sum.Subset.Label(sum.Tasks), sum.CorpusID)
+		}
 		fmt.Fprintf(f.Out, "%d scored now, %d reused from the store; results in %s (envgap report %s)\n", sum.Ran, sum.Reused, dir, dir)
 		for _, x := range sum.Faults {
 			fmt.Fprintf(f.Out, "  %s: no result: %s\n", x.InstanceID, x.Error)

@@ -10,13 +10,16 @@ import (
 )
 
 type reportOptions struct {
-	Chart string
+	Chart   string
+	Results []string
+	IDs     []string
+	Limit   int
 }
 
 func newReportCommand(f *factory) *cobra.Command {
 	opts := &reportOptions{}
 	c := &cobra.Command{
-		Use:   "report RESULTS...",
+		Use:   "report [--results] RESULTS...",
 		Short: "The leaderboard of one or more eval/run result folders",
 		Long: `Read result folders that envgap eval or envgap run wrote and print, per folder (one agent on
 one split): tasks scored (excluded tasks dropped, and said so), the resolved rate of the first
@@ -24,17 +27,27 @@ attempt (the ranked score) and the best within the attempts, repairs and control
 agent that changes nothing gets every control right), mean manifest F1, mean safe install,
 rejected and leaked counts, tasks whose trajectory was not inspected, and total cost. Several
 folders give one leaderboard table. Markdown for people; --json for programs; --chart FILE
-writes a PNG of the resolved rate per agent and split.`,
-		Example: "  envgap report results/my-agent-reported results/my-agent-repaired\n  envgap report results/* --chart leaderboard.png\n  envgap report results/gold --json",
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) == 0 {
+writes a PNG of the resolved rate per agent and split.
+
+Result folders are given as arguments or with --results (repeated or comma-separated), as
+envgap site takes them. --ids and --limit report on a subset of each folder's tasks,
+marked as a subset (not a leaderboard entry).`,
+		Example: "  envgap report results/my-agent-reported results/my-agent-repaired\n  envgap report --results results/gold,results/noop\n  envgap report results/* --chart leaderboard.png\n  envgap report results/gold --json\n  envgap report results/gold --limit 10",
+		RunE: func(c *cobra.Command, args []string) error {
+			dirs := append(append([]string{}, opts.Results...), args...)
+			if len(dirs) == 0 {
 				return usageError{errors.New("give one or more result folders (see envgap report --help)")}
 			}
-			return nil
+			if opts.Limit < 0 {
+				return usageError{errors.New("--limit must be 0 (every task) or more")}
+			}
+			return runReport(f, opts, dirs)
 		},
-		RunE: func(c *cobra.Command, args []string) error { return runReport(f, opts, args) },
 	}
 	c.Flags().StringVar(&opts.Chart, "chart", "", "write the resolved-rate chart (PNG) to this file")
+	c.Flags().StringSliceVar(&opts.Results, "results", nil, "result folders (repeat or comma-separate; the same as giving them as arguments)")
+	c.Flags().StringSliceVar(&opts.IDs, "ids", nil, "report only these tasks of each folder: a subset, marked as one")
+	c.Flags().IntVar(&opts.Limit, "limit", 0, "report only the first N tasks of each folder (by instance id; after --ids): a subset, marked as one")
 	return c
 }
 
@@ -44,6 +57,9 @@ func runReport(f *factory, opts *reportOptions, dirs []string) error {
 		rf, err := report.ReadResultFolder(d)
 		if err != nil {
 			return usageError{err}
+		}
+		if err := rf.Select(opts.IDs, opts.Limit); err != nil {
+			return rejectedError{err}
 		}
 		folders = append(folders, rf)
 	}

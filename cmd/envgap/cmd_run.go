@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -32,7 +33,7 @@ type runOptions struct {
 func newRunCommand(f *factory) *cobra.Command {
 	opts := &runOptions{}
 	c := &cobra.Command{
-		Use:   "run --agent CMD --split SPLIT --out DIR",
+		Use:   "run --agent CMD --split SPLIT [--out DIR]",
 		Short: "Run an agent on each task, with the evaluation's output fed back between attempts",
 		Long: `Run an agent on every task of the split, --k times each. Each run gets a workspace holding the
 project at base_commit and nothing later (checked), a task file with what the dataset card lets
@@ -63,7 +64,10 @@ result (exit 4) and the next run retries it.
 
 With --slurm, each task's runs are one item of a Slurm job array (docs/slurm.md): the
 workers run the same agent with the same flags on their nodes, writing into --out, which
-must be on a filesystem every node mounts.`,
+must be on a filesystem every node mounts.
+
+Tasks, --ids, --limit and the default --out (results/<agent>-<split>, the built-in agents
+as <agent>-<model>) are as for envgap eval.`,
 		Example: "  envgap run --agent bedrock --model MODEL --split reported --k 1 --max-attempts 5 --out results/bedrock\n  envgap run --agent openai --base-url http://127.0.0.1:8000/v1 --model qwen --split full --out results/qwen\n  envgap run --agent noop --split full --tasks hub/ --out results/noop\n  envgap --store /shared/envgap/store run --agent openai --model M --base-url URL --split full --out /shared/results/m --slurm --workers 8\n  envgap run --agent 'my-agent --model m' --split repaired --k 1 --max-attempts 5 --out results/my-agent-repaired\n  envgap run --agent 'my-agent' --agent-image my-agent:py --allow-host api.example.com --split full --out results/my-agent",
 		Args:    func(c *cobra.Command, args []string) error { return opts.Slurm.args(c, args) },
 		RunE: func(c *cobra.Command, args []string) error {
@@ -78,6 +82,7 @@ must be on a filesystem every node mounts.`,
 			if err := opts.check(); err != nil {
 				return err
 			}
+			opts.defaultOut(f, runAgentName(opts))
 			if err := opts.builtinFlags.checkBuiltin(opts.Agent); err != nil {
 				return err
 			}
@@ -99,6 +104,23 @@ must be on a filesystem every node mounts.`,
 	opts.scoringOptions.addFlags(c)
 	opts.Slurm.addFlags(c)
 	return c
+}
+
+// runAgentName is the agent's name in run's default result folder: --name, else the
+// built-in agent with its model (bedrock-MODEL), else the base name of the command's
+// first word (noop, gold, my-agent).
+func runAgentName(opts *runOptions) string {
+	switch {
+	case opts.Name != "":
+		return opts.Name
+	case opts.Model != "" && (opts.Agent == "openai" || opts.Agent == "bedrock"):
+		return opts.Agent + "-" + opts.Model
+	}
+	w := strings.Fields(opts.Agent)
+	if len(w) == 0 {
+		return "agent"
+	}
+	return filepath.Base(w[0])
 }
 
 // materialize makes a task's workspace: the Lite commit made from project_files, or the
@@ -130,7 +152,7 @@ func materialize(urlTemplate string) agent.MaterializeFunc {
 func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
 	progress := f.newProgress()
 	o := run.FolderOptions{
-		Tasks:   func() ([]schemas.Task, error) { return opts.splitTasks(f) },
+		Tasks:   func() ([]schemas.Task, *schemas.EvalSubset, error) { return opts.splitTasks(f) },
 		Agent:   opts.Agent,
 		Builtin: func(ctx context.Context) (*agent.Builtin, error) { return opts.builtinFlags.agent(ctx, opts.Agent, f) },
 		Contained: func(ctx context.Context, tasks []schemas.Task, runner any) (*agent.Contained, error) {

@@ -21,7 +21,7 @@ type siteOptions struct {
 func newSiteCommand(f *factory) *cobra.Command {
 	opts := &siteOptions{}
 	c := &cobra.Command{
-		Use:   "site --hub DIR [--results DIR...] --out DIR",
+		Use:   "site --hub DIR --out DIR [--results] [RESULTS...]",
 		Short: "The EnvGap website (static HTML) from a release's Hub folder and result folders",
 		Long: `Write the EnvGap website to --out: Leaderboard (one board per set, a row per result folder,
 ranked by the first attempt with the best within attempts beside it; the numbers are envgap
@@ -29,10 +29,14 @@ report's), Tasks (every candidate of the candidates config, with filters and sea
 page per task), How runs are scored (the card's text) and Evaluation code (the harness zip).
 The folder is static: it opens from file:// and from any static host and loads nothing from
 outside itself. A result folder scored on another corpus id than the release is shown apart,
-labelled, and never ranked. The same inputs give the same bytes. See docs/site.md.`,
-		Example: "  envgap site --hub out/hub --results results/gold --results results/noop --out site\n  envgap site --hub out/hub --results results/gold,results/noop --out site",
-		Args:    maxArgs(0),
-		RunE:    func(c *cobra.Command, args []string) error { return runSite(f, opts) },
+labelled, and never ranked. Result folders are given with --results (repeated or
+comma-separated) or as arguments, as envgap report takes them. The same inputs give the same
+bytes. See docs/site.md.`,
+		Example: "  envgap site --hub out/hub --out site --results results/gold results/noop\n  envgap site --hub out/hub --results results/gold,results/noop --out site\n  envgap site --hub out/hub --out site results/*",
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Results = append(opts.Results, args...)
+			return runSite(f, opts)
+		},
 	}
 	c.Flags().StringVar(&opts.Hub, "hub", "", "the release's Hub folder (envgap export's output)")
 	c.Flags().StringSliceVar(&opts.Results, "results", nil, "result folders of envgap eval or envgap run (repeat or comma-separate)")

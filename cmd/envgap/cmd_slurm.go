@@ -273,7 +273,7 @@ func (w *scoringWork) options() *scoringOptions {
 
 // tasks reads the tasks as a local run does, and indexes them by instance id.
 func (w *scoringWork) tasks(f *factory) ([]schemas.Task, map[string]*schemas.Task, error) {
-	tasks, err := w.options().splitTasks(f)
+	tasks, _, err := w.options().splitTasks(f)
 	if err != nil {
 		return nil, nil, err
 	}

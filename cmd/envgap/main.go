@@ -29,6 +29,10 @@ type usageError struct{ error }
 // partialError marks a run that finished with some items failed.
 type partialError struct{ error }
 
+// rejectedError marks input that leaves nothing to do (a split or selection with no
+// task): nothing ran and nothing was stored.
+type rejectedError struct{ error }
+
 // damageError marks a check that found damage or a difference.
 type damageError struct{ error }
 
@@ -56,6 +60,7 @@ func exitCode(err error) int {
 		usage    usageError
 		partial  partialError
 		damage   damageError
+		rejected rejectedError
 	)
 	var status exitStatus
 	if errors.As(err, &status) {
@@ -69,7 +74,7 @@ func exitCode(err error) int {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return exitCanceled
-	case errors.As(err, &problems), errors.As(err, &conflict):
+	case errors.As(err, &problems), errors.As(err, &conflict), errors.As(err, &rejected):
 		return exitRejected
 	case errors.As(err, &usage):
 		return exitUsage

@@ -14,8 +14,9 @@ import (
 // RunOptions configure Run (envgap eval). Tasks and Open are required.
 type RunOptions struct {
 	// Tasks returns the tasks of the split to score (the store's task set, a Hub folder's
-	// or a task rows file's), read first.
-	Tasks func() ([]schemas.Task, error)
+	// or a task rows file's), read first, and the subset they are when only part of the
+	// split was selected (nil: the whole split).
+	Tasks func() ([]schemas.Task, *schemas.EvalSubset, error)
 	// Pred is a predictions file, or gold / noop (Builtin).
 	Pred string
 	// Agent names the agent in the summary; "" names it after Pred (the file's name
@@ -34,6 +35,10 @@ type RunOptions struct {
 	// the logs). An error writes no result folder.
 	Remote   func(ctx context.Context, tasks []schemas.Task, builtin bool) (*Outcome, Store, error)
 	Progress func(Event)
+	// Release, when set, returns the ids of every task of the release the split was taken
+	// from: predictions of its tasks outside the split (one predictions file for every
+	// split, as the dataset card's commands use it) are set aside, not refused.
+	Release func() (map[string]bool, error)
 }
 
 // Run is envgap eval: it reads the tasks and the predictions, checks that every task has
@@ -41,33 +46,44 @@ type RunOptions struct {
 // folder (WriteResults). A nil *Scored means no folder was written (the error says why);
 // otherwise the error is the scoring's own (cancelled), the faults are in the summary.
 func Run(ctx context.Context, o RunOptions) (*Scored, error) {
-	tasks, err := o.Tasks()
+	tasks, subset, err := o.Tasks()
 	if err != nil {
 		return nil, err
 	}
+	aside := 0
 	preds, builtin := Builtin(o.Pred, tasks)
 	name := o.Agent
 	if !builtin {
 		if preds, err = ReadPredictionsFile(o.Pred); err != nil {
 			return nil, err
 		}
-		if name == "" {
-			name = strings.TrimSuffix(filepath.Base(o.Pred), filepath.Ext(o.Pred))
+		switch {
+		case subset != nil:
+			preds = OfTasks(preds, tasks)
+		case o.Release != nil:
+			if preds, aside, err = outsideSplit(preds, tasks, o.Release); err != nil {
+				return nil, err
+			}
 		}
-	} else if name == "" {
-		name = o.Pred
+	}
+	if name == "" {
+		name = AgentName(o.Pred)
 	}
 	byID, err := Match(tasks, preds, o.Pred)
 	if err != nil {
 		return nil, err
 	}
-	meta := schemas.EvalSummary{Agent: name, Split: o.Split, Mode: schemas.ModeEval, K: 1, MaxAttempts: 1}
+	meta := schemas.EvalSummary{Agent: name, Split: o.Split, Mode: schemas.ModeEval, K: 1, MaxAttempts: 1, Subset: subset}
 	if o.Remote != nil {
 		out, st, err := o.Remote(ctx, tasks, builtin)
 		if out == nil || err != nil {
 			return nil, err
 		}
-		return (&Evaluator{Store: st}).WriteResults(o.Out, meta, tasks, out, nil)
+		sc, err := (&Evaluator{Store: st}).WriteResults(o.Out, meta, tasks, out, nil)
+		if sc != nil {
+			sc.SetAside = aside
+		}
+		return sc, err
 	}
 	ev, closer, err := o.Open()
 	if err != nil {
@@ -82,13 +98,71 @@ func Run(ctx context.Context, o RunOptions) (*Scored, error) {
 	if err != nil {
 		return nil, err
 	}
+	sc.SetAside = aside
 	return sc, runErr
+}
+
+// outsideSplit sets aside the predictions of the release's tasks that are not in the
+// split (release gives the release's ids, asked only when some prediction is not of the
+// split); the others, unknown ids among them, are kept for Match to judge.
+func outsideSplit(preds []schemas.Prediction, tasks []schemas.Task, release func() (map[string]bool, error)) ([]schemas.Prediction, int, error) {
+	inSplit := make(map[string]bool, len(tasks))
+	for _, t := range tasks {
+		inSplit[t.InstanceID] = true
+	}
+	var others bool
+	for _, p := range preds {
+		others = others || !inSplit[p.InstanceID]
+	}
+	if !others {
+		return preds, 0, nil
+	}
+	all, err := release()
+	if err != nil {
+		return nil, 0, err
+	}
+	var keep []schemas.Prediction
+	for _, p := range preds {
+		if !inSplit[p.InstanceID] && all[p.InstanceID] {
+			continue
+		}
+		keep = append(keep, p)
+	}
+	return keep, len(preds) - len(keep), nil
+}
+
+// AgentName is the agent's name eval gives predictions when none is given: gold or noop,
+// or the predictions file's name without its extension.
+func AgentName(pred string) string {
+	if pred == "gold" || pred == "noop" {
+		return pred
+	}
+	return strings.TrimSuffix(filepath.Base(pred), filepath.Ext(pred))
+}
+
+// OfTasks keeps the predictions of the given tasks (a subset of the split: the
+// predictions of the split's other tasks are not scored, and not refused).
+func OfTasks(preds []schemas.Prediction, tasks []schemas.Task) []schemas.Prediction {
+	keep := make(map[string]bool, len(tasks))
+	for _, t := range tasks {
+		keep[t.InstanceID] = true
+	}
+	var out []schemas.Prediction
+	for _, p := range preds {
+		if keep[p.InstanceID] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Scored is a result folder written: its summary and its results (in the folder's order).
 type Scored struct {
 	Summary schemas.EvalSummary
 	Results []schemas.EvalResult
+	// SetAside counts the predictions of the release's tasks outside the split, not
+	// scored (RunOptions.Release).
+	SetAside int
 }
 
 // WriteResults writes the result folder of a scoring run (WriteFolder): the summary of

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"image/draw"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/envgap/envgap/lib/chart"
@@ -112,6 +113,9 @@ type ReportRow struct {
 	OutputTokens int64  `json:"output_tokens"`
 	// Date is the UTC day the folder was scored (summary.json's scored_on), when recorded.
 	Date string `json:"date,omitempty"`
+	// Subset is set when the folder scored part of its split (--ids, --limit): not a
+	// leaderboard entry; CorpusID and Tasks are the subset's own.
+	Subset *schemas.EvalSubset `json:"subset,omitempty"`
 }
 
 // Leaderboard is the report over one or more result folders.
@@ -139,7 +143,7 @@ type taskRuns struct {
 func reportRow(f *ResultFolder) ReportRow {
 	s := f.Summary
 	row := ReportRow{Folder: f.Dir, Agent: s.Agent, Split: s.Split, Mode: s.Mode, K: s.K, MaxAttempts: s.MaxAttempts,
-		CorpusID: s.CorpusID, Tasks: s.Tasks, Excluded: len(s.ExcludedIDs), Faults: len(s.Faults), Date: s.ScoredOn}
+		CorpusID: s.CorpusID, Tasks: s.Tasks, Excluded: len(s.ExcludedIDs), Faults: len(s.Faults), Date: s.ScoredOn, Subset: s.Subset}
 	byTask := map[string]*taskRuns{}
 	var order []string
 	var f1Sum, safeSum float64
@@ -284,8 +288,12 @@ func (lb *Leaderboard) Markdown(w io.Writer) error {
 		if r.CostReported > 0 {
 			cost = fmt.Sprintf("$%.2f", r.CostUSD)
 		}
+		split := mdCell(r.Split)
+		if r.Subset != nil {
+			split += " (subset)"
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %d of %d | %s | %s | %s | %s | %s | %s | %d | %d | %d | %s |\n",
-			mdCell(r.Agent), mdCell(r.Split), setting, r.Scored, r.Tasks, r.Resolved.text(), bestText,
+			mdCell(r.Agent), split, setting, r.Scored, r.Tasks, r.Resolved.text(), bestText,
 			r.RepairsResolved.text(), r.ControlsResolved.text(), r.ManifestF1.text(), r.SafeInstall.text(),
 			r.Rejected, r.Leaked, r.NotInspected, cost)
 	}
@@ -293,6 +301,9 @@ func (lb *Leaderboard) Markdown(w io.Writer) error {
 	b.WriteString("The ranked score is the first attempt. Controls are tasks that already work, where the right move is to change nothing: an agent that changes nothing gets every control right, so read the repairs column for repairs. Manifest F1 and safe install are means over the tasks where they were measured (their count in brackets), each task's first attempts averaged over its runs.\n\n")
 	for _, r := range lb.Rows {
 		var notes []string
+		if r.Subset != nil {
+			notes = append(notes, "SUBSET, not a leaderboard entry ("+r.Subset.Label(r.Tasks)+")")
+		}
 		if r.Excluded > 0 {
 			notes = append(notes, fmt.Sprintf("%d excluded task(s) evaluated and dropped from every figure", r.Excluded))
 		}
@@ -373,4 +384,92 @@ func sum(xs []float64) float64 {
 		t += x
 	}
 	return t
+}
+
+// Select cuts the folder to a subset of its tasks (envgap report --ids, --limit): the
+// tasks named by ids (each must be one of the folder's), then the first limit of them by
+// instance id. The folder is marked as a subset of its whole (Summary.Subset); its corpus
+// id is left empty, since a result folder does not hold the task rows it would be
+// computed from. With neither, nothing changes.
+func (f *ResultFolder) Select(ids []string, limit int) error {
+	if len(ids) == 0 && limit <= 0 {
+		return nil
+	}
+	s := &f.Summary
+	have := map[string]bool{}
+	for _, r := range f.Results {
+		have[r.InstanceID] = true
+	}
+	for _, id := range s.ExcludedIDs {
+		have[id] = true
+	}
+	for _, x := range s.Faults {
+		have[x.InstanceID] = true
+	}
+	var all []string
+	for id := range have {
+		all = append(all, id)
+	}
+	sort.Strings(all)
+	keep := all
+	if len(ids) > 0 {
+		want := map[string]bool{}
+		var unknown []string
+		for _, id := range ids {
+			if !have[id] {
+				unknown = append(unknown, id)
+			}
+			want[id] = true
+		}
+		if len(unknown) > 0 {
+			return fmt.Errorf("result folder %s: --ids: %s: no result of the folder has it", f.Dir, strings.Join(unknown, ", "))
+		}
+		keep = nil
+		for _, id := range all {
+			if want[id] {
+				keep = append(keep, id)
+			}
+		}
+	}
+	if limit > 0 && limit < len(keep) {
+		keep = keep[:limit]
+	}
+	if len(keep) == 0 {
+		return fmt.Errorf("result folder %s: the selection holds no task", f.Dir)
+	}
+	in := map[string]bool{}
+	for _, id := range keep {
+		in[id] = true
+	}
+	var rs []ResultFigures
+	for _, r := range f.Results {
+		if in[r.InstanceID] {
+			rs = append(rs, r)
+		}
+	}
+	f.Results = rs
+	s.ExcludedIDs = filterIDs(s.ExcludedIDs, in)
+	var faults []schemas.EvalFault
+	for _, x := range s.Faults {
+		if in[x.InstanceID] {
+			faults = append(faults, x)
+		}
+	}
+	s.Faults = faults
+	sub := &schemas.EvalSubset{IDs: ids, Limit: limit, OfTasks: s.Tasks, OfCorpusID: s.CorpusID}
+	if s.Subset != nil {
+		sub.OfTasks, sub.OfCorpusID = s.Subset.OfTasks, s.Subset.OfCorpusID
+	}
+	s.Subset, s.Tasks, s.CorpusID = sub, len(keep), ""
+	return nil
+}
+
+func filterIDs(ids []string, in map[string]bool) []string {
+	out := []string{}
+	for _, id := range ids {
+		if in[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -19,7 +19,8 @@ import (
 type FolderOptions struct {
 	// Tasks returns the tasks of the split (the store's task set, a Hub folder's or a task
 	// rows file's), read first.
-	Tasks func() ([]schemas.Task, error)
+	// The subset is nil when the whole split is taken (eval.RunOptions.Tasks).
+	Tasks func() ([]schemas.Task, *schemas.EvalSubset, error)
 	// Agent is noop, gold, or a shell command run with sh -c in the workspace (Options).
 	Agent string
 	// Builtin, when set, returns envgap's own model agent (nil when Agent names none);
@@ -60,7 +61,7 @@ type FolderOptions struct {
 // when Out holds what this run cannot continue); otherwise the error is the run's own
 // (cancelled), the faults are in the summary.
 func Folder(ctx context.Context, o FolderOptions) (*eval.Scored, error) {
-	tasks, err := o.Tasks()
+	tasks, subset, err := o.Tasks()
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +78,7 @@ func Folder(ctx context.Context, o FolderOptions) (*eval.Scored, error) {
 	if name == "" {
 		name = filepath.Base(strings.Fields(command)[0])
 	}
-	meta := schemas.EvalSummary{Agent: name, Split: o.Split, Mode: schemas.ModeRun, K: o.K, MaxAttempts: o.MaxAttempts}
+	meta := schemas.EvalSummary{Agent: name, Split: o.Split, Mode: schemas.ModeRun, K: o.K, MaxAttempts: o.MaxAttempts, Subset: subset}
 	done, err := Kept(o.Out, meta, command)
 	if err != nil {
 		return nil, err

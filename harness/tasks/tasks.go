@@ -6,9 +6,12 @@
 package tasks
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
@@ -72,4 +75,85 @@ func ReadRows(path string) ([]schemas.Task, error) {
 		return nil, problems
 	}
 	return tasks, nil
+}
+
+// HarnessCheckout returns the task rows file of the harness checkout at dir (an unzipped
+// harness zip: release/release.json of kind harness beside release/tasks.jsonl), relative
+// to dir, or "" when dir is not one. In a harness checkout eval and run take their tasks
+// from there when --tasks is not given, as the dataset card's commands expect.
+func HarnessCheckout(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(release.HarnessManifestPath)))
+	if err != nil {
+		return ""
+	}
+	var m release.HarnessManifest
+	if json.Unmarshal(b, &m) != nil || m.Kind != schemas.KindHarness {
+		return ""
+	}
+	if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(release.HarnessTasks))); err != nil || fi.IsDir() {
+		return ""
+	}
+	return release.HarnessTasks
+}
+
+// EmptyError is a split or selection that holds no task: nothing would be scored. Where
+// names where the tasks were looked for.
+type EmptyError struct {
+	Split, Where string
+	// Why says what left nothing: the split itself, or the selection.
+	Why string
+}
+
+func (e *EmptyError) Error() string {
+	return fmt.Sprintf("no task to score: %s (tasks from %s); pick another --split, or check --tasks, --ids and --limit", e.Why, e.Where)
+}
+
+// Select picks a subset of the split's tasks (sorted by instance id): the tasks named by
+// ids (each must be a task of the split), then the first limit of them (limit 0: all).
+// With neither, it returns the tasks as they are and a nil subset. A selection that holds
+// no task, or a split with none, is an *EmptyError naming where.
+func Select(ts []schemas.Task, split, where string, ids []string, limit int) ([]schemas.Task, *schemas.EvalSubset, error) {
+	if len(ts) == 0 {
+		return nil, nil, &EmptyError{Split: split, Where: where, Why: fmt.Sprintf("split %s has no task", split)}
+	}
+	if len(ids) == 0 && limit <= 0 {
+		return ts, nil, nil
+	}
+	whole, err := schemas.CorpusID(ts)
+	if err != nil {
+		return nil, nil, err
+	}
+	sub := &schemas.EvalSubset{Limit: limit, OfTasks: len(ts), OfCorpusID: whole}
+	out := ts
+	if len(ids) > 0 {
+		byID := make(map[string]int, len(ts))
+		for i := range ts {
+			byID[ts[i].InstanceID] = i
+		}
+		want := map[string]bool{}
+		var unknown []string
+		for _, id := range ids {
+			if _, ok := byID[id]; !ok {
+				unknown = append(unknown, id)
+			}
+			want[id] = true
+		}
+		if len(unknown) > 0 {
+			return nil, nil, fmt.Errorf("--ids: %s: not a task of split %s (tasks from %s)", strings.Join(unknown, ", "), split, where)
+		}
+		out = nil
+		for _, t := range ts {
+			if want[t.InstanceID] {
+				out = append(out, t)
+			}
+		}
+		sub.IDs = append([]string{}, ids...)
+	}
+	if limit > 0 && limit < len(out) {
+		out = out[:limit]
+	}
+	if len(out) == 0 {
+		return nil, nil, &EmptyError{Split: split, Where: where, Why: "the selection holds no task"}
+	}
+	return out, sub, nil
 }
