@@ -187,6 +187,8 @@ type cardView struct {
 	// Links is the line of links under the title; Citation the BibTeX entry; Discussion
 	// the discussion page.
 	Links, Citation, Discussion string
+	// Paper is the paper's URL, cited in the Citation section ("" when none was given).
+	Paper string
 	// EmptyConfigs are the configs with no rows, left out of the YAML.
 	EmptyConfigs            []string
 	EvalPath, EvalFramework string
@@ -266,7 +268,7 @@ func viewOf(d *cardData) (*cardView, error) {
 		Credentials: strings.TrimSpace(d.Credentials), HarnessPath: release.HarnessPath,
 		HarnessDir: strings.TrimSuffix(release.HarnessRoot, "/"), HarnessTasks: release.HarnessTasks,
 		LicensePath: LicensePath, funnel: d.Funnel,
-		Links: linksLine(d.Meta), Citation: d.Meta.Citation, Discussion: d.Meta.Discussion,
+		Links: linksLine(d.Meta, d.Repo), Citation: d.Meta.Citation, Discussion: d.Meta.Discussion, Paper: d.Meta.Paper,
 		EmptyConfigs: emptyConfigs(d.ConfigRows), EvalPath: EvalPath, EvalFramework: d.Meta.EvaluationFramework,
 		NotAudited: d.NotAudited}
 	if h := d.Harbor; h != nil {

@@ -152,7 +152,12 @@ func fileFeatures(path string) ([]Feature, error) {
 // (ReadReleaseConfig) and flags; empty fields get defaults from the Hub repository
 // (WithDefaults).
 type ReleaseConfig struct {
-	// Leaderboard, Code, Paper and Discussion are the links at the top of the card.
+	// Site is the root URL of the EnvGap website (envgap site's output as published):
+	// the card's first line links its four pages (Leaderboard, Tasks, How runs are scored,
+	// Evaluation code). Leaderboard and Code, when given, win over the site's pages.
+	Site string `yaml:"site"`
+	// Leaderboard and Code are the first line's leaderboard and evaluation-code links;
+	// Paper is cited in the Citation section, Discussion in Contact.
 	Leaderboard string `yaml:"leaderboard"`
 	Code        string `yaml:"code"`
 	Paper       string `yaml:"paper"`
@@ -179,7 +184,7 @@ func ReadReleaseConfig(path string) (ReleaseConfig, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil {
-		return c, fmt.Errorf("release config %s: %w (keys: leaderboard, code, paper, discussion, citation, evaluation_framework)", path, err)
+		return c, fmt.Errorf("release config %s: %w (keys: site, leaderboard, code, paper, discussion, citation, evaluation_framework)", path, err)
 	}
 	return c, nil
 }
@@ -187,7 +192,7 @@ func ReadReleaseConfig(path string) (ReleaseConfig, error) {
 // Merge returns c with the non-empty fields of o put over it.
 func (c ReleaseConfig) Merge(o ReleaseConfig) ReleaseConfig {
 	for _, p := range []struct{ dst, src *string }{
-		{&c.Leaderboard, &o.Leaderboard}, {&c.Code, &o.Code}, {&c.Paper, &o.Paper},
+		{&c.Site, &o.Site}, {&c.Leaderboard, &o.Leaderboard}, {&c.Code, &o.Code}, {&c.Paper, &o.Paper},
 		{&c.Discussion, &o.Discussion}, {&c.Citation, &o.Citation}, {&c.EvaluationFramework, &o.EvaluationFramework},
 	} {
 		if *p.src != "" {
@@ -200,11 +205,15 @@ func (c ReleaseConfig) Merge(o ReleaseConfig) ReleaseConfig {
 // hubURL is the Hub address dataset links are built on.
 const hubURL = "https://huggingface.co/datasets/"
 
-// withDefaults fills what the release config leaves empty: the code is the harness zip in
-// the dataset repository, the discussion its discussion page, the citation a BibTeX entry
+// withDefaults fills what the release config leaves empty: the code is the site's
+// Evaluation code page, or without a site the harness zip in the dataset repository, the
+// discussion its discussion page, the citation a BibTeX entry
 // of the dataset and this release's corpus id. Leaderboard and paper stay empty (the card
 // leaves them out) unless given.
 func (c ReleaseConfig) withDefaults(repo, corpusID string) ReleaseConfig {
+	if c.Code == "" && c.Site != "" {
+		c.Code = sitePage(c.Site, "evaluation.html")
+	}
 	if c.Code == "" {
 		c.Code = hubURL + repo + "/blob/main/" + release.HarnessPath
 	}
@@ -267,19 +276,31 @@ func marshalYAML(v any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// linksLine is the line of links at the top of the card: leaderboard, paper, evaluation
-// code and discussion, those that are known.
-func linksLine(c ReleaseConfig) string {
+// linksLine is the card's first line: the four pages of the EnvGap website, as the card
+// names them (Leaderboard | Tasks | How runs are scored | Evaluation code). With a site
+// they are its pages (index, tasks, scoring, evaluation); without one the leaderboard is
+// the card's own section on it, the tasks the dataset viewer on the candidates config,
+// how runs are scored the card's Evaluation section and the code the harness zip.
+// Leaderboard and Code given in the release config win.
+func linksLine(c ReleaseConfig, repo string) string {
+	lb, tasks, scoring := "#supported-tasks-and-leaderboards", hubURL+repo+"/viewer/candidates", "#evaluation"
+	if c.Site != "" {
+		lb, tasks, scoring = sitePage(c.Site, "index.html"), sitePage(c.Site, "tasks.html"), sitePage(c.Site, "scoring.html")
+	}
+	if c.Leaderboard != "" {
+		lb = c.Leaderboard
+	}
 	var parts []string
 	for _, l := range []struct{ name, url string }{
-		{"Leaderboard", c.Leaderboard}, {"Paper", c.Paper}, {"Evaluation code", c.Code}, {"Discussion", c.Discussion},
+		{"Leaderboard", lb}, {"Tasks", tasks}, {"How runs are scored", scoring}, {"Evaluation code", c.Code},
 	} {
-		if l.url != "" {
-			parts = append(parts, "["+l.name+"]("+l.url+")")
-		}
+		parts = append(parts, "["+l.name+"]("+l.url+")")
 	}
 	return strings.Join(parts, " | ")
 }
+
+// sitePage is a page of the website at root.
+func sitePage(root, page string) string { return strings.TrimSuffix(root, "/") + "/" + page }
 
 // datasetInfos builds the dataset_info entries of the written configs, in YAML order, with
 // the features read back from each config's first file (every file of a config has one

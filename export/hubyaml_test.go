@@ -260,8 +260,9 @@ func TestHubFolderFollowsTheHubsRules(t *testing.T) {
 	}
 	readme, _ := os.ReadFile(filepath.Join(out, "README.md"))
 	for _, want := range []string{
-		"[Leaderboard](https://example.org/leaderboard) | [Paper](https://arxiv.org/abs/2501.00001) | [Evaluation code](https://huggingface.co/datasets/" + DefaultRepo + "/blob/main/" + release.HarnessPath + ") | [Discussion](https://huggingface.co/datasets/" + DefaultRepo + "/discussions)",
-		"## Citation\n\n```bibtex\n@article{envgap2026,\n  title = {EnvGap}\n}\n```",
+		"# Dataset Card for EnvGap\n\n[Leaderboard](https://example.org/leaderboard) | [Tasks](https://huggingface.co/datasets/" + DefaultRepo + "/viewer/candidates) | [How runs are scored](#evaluation) | [Evaluation code](https://huggingface.co/datasets/" + DefaultRepo + "/blob/main/" + release.HarnessPath + ")\n",
+		"## Citation\n\nThe paper: <https://arxiv.org/abs/2501.00001>.\n\n```bibtex\n@article{envgap2026,\n  title = {EnvGap}\n}\n```",
+		"[discussion page](https://huggingface.co/datasets/" + DefaultRepo + "/discussions)",
 		"evaluation framework `harbor`",
 	} {
 		if !strings.Contains(string(readme), want) {
@@ -351,6 +352,15 @@ func TestReleaseConfig(t *testing.T) {
 	if d.Code != "https://huggingface.co/datasets/me/EnvGap/blob/main/"+release.HarnessPath || d.Discussion != "https://huggingface.co/datasets/me/EnvGap/discussions" ||
 		!strings.Contains(d.Citation, "Corpus id 0123456789ab") || d.EvaluationFramework != DefaultEvaluationFramework || d.Leaderboard != "" {
 		t.Errorf("defaults = %+v", d)
+	}
+	// With a site, the first line is its four pages; a leaderboard given wins.
+	site := ReleaseConfig{Site: "https://example.org/envgap/"}.withDefaults("me/EnvGap", "0123456789ab")
+	if got, want := linksLine(site, "me/EnvGap"), "[Leaderboard](https://example.org/envgap/index.html) | [Tasks](https://example.org/envgap/tasks.html) | [How runs are scored](https://example.org/envgap/scoring.html) | [Evaluation code](https://example.org/envgap/evaluation.html)"; got != want {
+		t.Errorf("links with a site:\n got %s\nwant %s", got, want)
+	}
+	site.Leaderboard = "https://example.org/lb"
+	if got := linksLine(site, "me/EnvGap"); !strings.HasPrefix(got, "[Leaderboard](https://example.org/lb) | [Tasks](https://example.org/envgap/tasks.html)") {
+		t.Errorf("links with a site and a leaderboard: %s", got)
 	}
 	if err := os.WriteFile(p, []byte("leaderbord: https://example.org/lb\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ type Spec struct {
 	Repo                      string             `json:"repo" parquet:"repo" agent:"visible" doc:"GitHub repository, owner/name. Lite tasks were never on GitHub: there it names the agent that wrote the project and the language and study trial, <agent>/<language>-t<trial>."`
 	BaseCommit                string             `json:"base_commit" parquet:"base_commit" candidates:"optional" agent:"visible" doc:"The commit the agent starts from and the evaluation rebuilds. Reported tasks: the last default-branch commit at or before the issue was opened. Repaired tasks: the pull request's base commit. Lite tasks: the one commit the harness makes from project_files (fixed author and date, so the hash is always the same)."`
 	ProjectFiles              []File             `json:"project_files" parquet:"project_files,list" doc:"Lite tasks only: the project exactly as the coding agent wrote it, one entry per file. The harness writes these files into a fresh repository to start the task. Empty for tasks from GitHub, which start from repo at base_commit."`
-	Patch                     string             `json:"patch" parquet:"patch" candidates:"optional" doc:"The reference environment fix, as a unified diff against base_commit. It only touches environment files (manifests, lockfiles, build and setup files, Dockerfiles, READMEs), never source or tests. Empty for controls. Do not show it to the agent."`
+	Patch                     string             `json:"patch" parquet:"patch" candidates:"optional" doc:"The reference environment fix, as a unified diff against base_commit. It only touches environment files (manifests, lockfiles, build and setup files, Dockerfiles, READMEs), never source or tests; a Lite fix may also add an unchanged copy of one of the project's Java sources under src/main/java, where Maven compiles it. Empty for controls. Do not show it to the agent."`
 	GoldFiles                 []File             `json:"gold_files" parquet:"gold_files,list" doc:"The same fix as full file contents, one entry per path (content null means delete). {f['path']: f['content'] for f in row['gold_files']} is exactly the files object of a prediction. Empty for controls. Do not show it to the agent."`
 	ProblemStatement          string             `json:"problem_statement" parquet:"problem_statement" candidates:"optional" agent:"visible" doc:"Issue title, a blank line, then the issue body, exactly as the agents in the published runs saw it."`
 	ProblemStatementTruncated bool               `json:"problem_statement_truncated" parquet:"problem_statement_truncated" agent:"visible" doc:"True when the issue body was already cut at 3,000 characters when it was collected. It ships as agents saw it."`
@@ -55,7 +55,7 @@ type Spec struct {
 	RunCommand                string             `json:"run_command" parquet:"run_command" candidates:"optional" doc:"The workload that is run under a system-call trace. Resolved means resolve_command and this both exit 0."`
 	D2Command                 *string            `json:"d2_command" parquet:"d2_command,optional" doc:"Command that lists installed packages, when the ecosystem default does not work. Usually null."`
 	FailureSignature          string             `json:"failure_signature" parquet:"failure_signature" candidates:"optional" agent:"visible" doc:"The line of the failing output that identifies the problem. Empty for controls."`
-	ExpectedFailureRegex      string             `json:"expected_failure_regex" parquet:"expected_failure_regex" candidates:"optional" doc:"Pattern the evaluation looks for in the failing output. For controls it is the failure from the report that no longer happens."`
+	ExpectedFailureRegex      string             `json:"expected_failure_regex" parquet:"expected_failure_regex" candidates:"optional" doc:"Pattern the evaluation looks for in the failing output. For controls it is the failure from the report that no longer happens; for a few of them it was taken from the issue text rather than from real build output."`
 	IsControl                 bool               `json:"is_control" parquet:"is_control" doc:"True when the environment already works at base_commit. The right move is to change nothing and not break it."`
 }
 
@@ -69,12 +69,12 @@ type Origin struct {
 	PRNumber      *int64     `json:"pr_number" parquet:"pr_number,optional" doc:"Pull request number (Repaired only)."`
 	PRHeadCommit  *string    `json:"pr_head_commit" parquet:"pr_head_commit,optional" doc:"Head commit of that pull request. gold_files match its contents exactly."`
 	PRMergeCommit *string    `json:"pr_merge_commit" parquet:"pr_merge_commit,optional" doc:"Merge commit of that pull request."`
-	Categories    []Category `json:"categories" parquet:"categories,list" doc:"Failure types (misspecification, underspecification, conflict, security). A task can have several or none."`
+	Categories    []Category `json:"categories" parquet:"categories,list" doc:"Failure types (misspecification, underspecification, conflict, security). A task can have several or none. Assigned by rules and checked by an AI assistant."`
 }
 
 // License holds the license column of both records.
 type License struct {
-	RepoLicense *string `json:"repo_license" parquet:"repo_license,optional" doc:"SPDX license id of the repository (null if GitHub reported none). The issue text, patch and gold_files come from that repository and fall under this license. Null for Lite tasks."`
+	RepoLicense *string `json:"repo_license" parquet:"repo_license,optional" doc:"SPDX license id of the repository (null if GitHub reported none). The issue text, patch and gold_files come from that repository and fall under this license. Null for Lite tasks, whose projects were written by coding agents in a study that distributes them for research replication without a license of their own."`
 }
 
 // Task is one row of the full config: every column of the card's "Data Fields" table, in
