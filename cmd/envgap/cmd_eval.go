@@ -92,27 +92,17 @@ func outName(agent string) string {
 	return name
 }
 
-// releaseIDs are the ids of every task where the split's tasks come from (the full
-// config).
-func (o *scoringOptions) releaseIDs(f *factory) (map[string]bool, error) {
-	var all []schemas.Task
-	var err error
+// releaseTasks are every task where the split's tasks come from: the full config of
+// --tasks, or the store's task set.
+func (o *scoringOptions) releaseTasks(f *factory) ([]schemas.Task, error) {
 	if o.Tasks != "" {
-		all, err = tasks.Load(o.Tasks, release.ConfigFull)
-	} else {
-		st, openErr := f.OpenStore()
-		if err = openErr; err == nil {
-			all, err = st.Tasks()
-		}
+		return tasks.Load(o.Tasks, release.ConfigFull)
 	}
+	st, err := f.OpenStore()
 	if err != nil {
 		return nil, err
 	}
-	ids := make(map[string]bool, len(all))
-	for _, t := range all {
-		ids[t.InstanceID] = true
-	}
-	return ids, nil
+	return st.Tasks()
 }
 
 // tasksWhere names where the tasks come from, for messages.
@@ -228,7 +218,7 @@ func runEval(c *cobra.Command, f *factory, opts *evalOptions) error {
 		Jobs:     opts.Jobs,
 		Open:     func() (*eval.Evaluator, io.Closer, error) { return opts.evaluator(c, f) },
 		Progress: evalProgress(f),
-		Release:  func() (map[string]bool, error) { return opts.releaseIDs(f) },
+		Release:  func() ([]schemas.Task, error) { return opts.releaseTasks(f) },
 	}
 	if opts.Slurm.Slurm {
 		o.Remote = func(_ context.Context, tasks []schemas.Task, builtin bool) (*eval.Outcome, eval.Store, error) {

@@ -153,6 +153,7 @@ func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
 	progress := f.newProgress()
 	o := run.FolderOptions{
 		Tasks:   func() ([]schemas.Task, *schemas.EvalSubset, error) { return opts.splitTasks(f) },
+		Release: func() ([]schemas.Task, error) { return opts.releaseTasks(f) },
 		Agent:   opts.Agent,
 		Builtin: func(ctx context.Context) (*agent.Builtin, error) { return opts.builtinFlags.agent(ctx, opts.Agent, f) },
 		Contained: func(ctx context.Context, tasks []schemas.Task, runner any) (*agent.Contained, error) {

@@ -30,13 +30,16 @@ func ReadFolder(dir string) (*Folder, error) {
 	return &Folder{Summary: sum, Results: rs}, nil
 }
 
-// Summarize builds a result folder's summary. Figures leave excluded tasks out; the id
+// Summarize builds a result folder's summary: its corpus id is meta's (the release's),
+// or when meta has none the corpus id of the tasks. Figures leave excluded tasks out; the id
 // lists are by the status of each scored task's first attempt of run 1.
 func Summarize(meta schemas.EvalSummary, tasks []schemas.Task, results []schemas.EvalResult, faults []schemas.EvalFault) schemas.EvalSummary {
 	s := meta
 	s.Kind, s.SchemaVersion, s.Tasks = "eval_summary", schemas.EvalSchemaVersion, len(tasks)
-	if id, err := schemas.CorpusID(tasks); err == nil {
-		s.CorpusID = id
+	if s.CorpusID == "" {
+		if id, err := schemas.CorpusID(tasks); err == nil {
+			s.CorpusID = id
+		}
 	}
 	s.ExcludedIDs, s.ResolvedIDs, s.UnresolvedIDs, s.RejectedIDs, s.LeakedIDs, s.NotInspectedIDs =
 		[]string{}, []string{}, []string{}, []string{}, []string{}, []string{}

@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -35,10 +36,12 @@ type RunOptions struct {
 	// the logs). An error writes no result folder.
 	Remote   func(ctx context.Context, tasks []schemas.Task, builtin bool) (*Outcome, Store, error)
 	Progress func(Event)
-	// Release, when set, returns the ids of every task of the release the split was taken
-	// from: predictions of its tasks outside the split (one predictions file for every
+	// Release, when set, returns every task of the release the split was taken from (its
+	// full config, or the store's task set): the result folder's corpus id is the
+	// release's, as the site and the leaderboard compare it, unless a subset was taken;
+	// and the predictions of its tasks outside the split (one predictions file for every
 	// split, as the dataset card's commands use it) are set aside, not refused.
-	Release func() (map[string]bool, error)
+	Release func() ([]schemas.Task, error)
 }
 
 // Run is envgap eval: it reads the tasks and the predictions, checks that every task has
@@ -50,6 +53,12 @@ func Run(ctx context.Context, o RunOptions) (*Scored, error) {
 	if err != nil {
 		return nil, err
 	}
+	var all []schemas.Task
+	if o.Release != nil && subset == nil {
+		if all, err = o.Release(); err != nil {
+			return nil, err
+		}
+	}
 	aside := 0
 	preds, builtin := Builtin(o.Pred, tasks)
 	name := o.Agent
@@ -60,10 +69,8 @@ func Run(ctx context.Context, o RunOptions) (*Scored, error) {
 		switch {
 		case subset != nil:
 			preds = OfTasks(preds, tasks)
-		case o.Release != nil:
-			if preds, aside, err = outsideSplit(preds, tasks, o.Release); err != nil {
-				return nil, err
-			}
+		case all != nil:
+			preds, aside = outsideSplit(preds, tasks, all)
 		}
 	}
 	if name == "" {
@@ -74,6 +81,9 @@ func Run(ctx context.Context, o RunOptions) (*Scored, error) {
 		return nil, err
 	}
 	meta := schemas.EvalSummary{Agent: name, Split: o.Split, Mode: schemas.ModeEval, K: 1, MaxAttempts: 1, Subset: subset}
+	if meta.CorpusID, err = ReleaseCorpusID(all); err != nil {
+		return nil, err
+	}
 	if o.Remote != nil {
 		out, st, err := o.Remote(ctx, tasks, builtin)
 		if out == nil || err != nil {
@@ -102,33 +112,38 @@ func Run(ctx context.Context, o RunOptions) (*Scored, error) {
 	return sc, runErr
 }
 
-// outsideSplit sets aside the predictions of the release's tasks that are not in the
-// split (release gives the release's ids, asked only when some prediction is not of the
-// split); the others, unknown ids among them, are kept for Match to judge.
-func outsideSplit(preds []schemas.Prediction, tasks []schemas.Task, release func() (map[string]bool, error)) ([]schemas.Prediction, int, error) {
+// outsideSplit sets aside the predictions of the release's tasks (all) that are not in
+// the split; the others, unknown ids among them, are kept for Match to judge.
+func outsideSplit(preds []schemas.Prediction, tasks, all []schemas.Task) ([]schemas.Prediction, int) {
 	inSplit := make(map[string]bool, len(tasks))
 	for _, t := range tasks {
 		inSplit[t.InstanceID] = true
 	}
-	var others bool
-	for _, p := range preds {
-		others = others || !inSplit[p.InstanceID]
-	}
-	if !others {
-		return preds, 0, nil
-	}
-	all, err := release()
-	if err != nil {
-		return nil, 0, err
+	inRelease := make(map[string]bool, len(all))
+	for _, t := range all {
+		inRelease[t.InstanceID] = true
 	}
 	var keep []schemas.Prediction
 	for _, p := range preds {
-		if !inSplit[p.InstanceID] && all[p.InstanceID] {
+		if !inSplit[p.InstanceID] && inRelease[p.InstanceID] {
 			continue
 		}
 		keep = append(keep, p)
 	}
-	return keep, len(preds) - len(keep), nil
+	return keep, len(preds) - len(keep)
+}
+
+// ReleaseCorpusID is the corpus id of the release's tasks, or "" when they are not known
+// (nil: Summarize then gives the corpus id of the tasks scored).
+func ReleaseCorpusID(all []schemas.Task) (string, error) {
+	if all == nil {
+		return "", nil
+	}
+	id, err := schemas.CorpusID(all)
+	if err != nil {
+		return "", fmt.Errorf("the release's corpus id: %w", err)
+	}
+	return id, nil
 }
 
 // AgentName is the agent's name eval gives predictions when none is given: gold or noop,

@@ -21,6 +21,10 @@ type FolderOptions struct {
 	// rows file's), read first.
 	// The subset is nil when the whole split is taken (eval.RunOptions.Tasks).
 	Tasks func() ([]schemas.Task, *schemas.EvalSubset, error)
+	// Release, when set, returns every task of the release the split was taken from: the
+	// result folder's corpus id is the release's unless a subset was taken
+	// (eval.RunOptions.Release).
+	Release func() ([]schemas.Task, error)
 	// Agent is noop, gold, or a shell command run with sh -c in the workspace (Options).
 	Agent string
 	// Builtin, when set, returns envgap's own model agent (nil when Agent names none);
@@ -79,6 +83,15 @@ func Folder(ctx context.Context, o FolderOptions) (*eval.Scored, error) {
 		name = filepath.Base(strings.Fields(command)[0])
 	}
 	meta := schemas.EvalSummary{Agent: name, Split: o.Split, Mode: schemas.ModeRun, K: o.K, MaxAttempts: o.MaxAttempts, Subset: subset}
+	if o.Release != nil && subset == nil {
+		all, err := o.Release()
+		if err != nil {
+			return nil, err
+		}
+		if meta.CorpusID, err = eval.ReleaseCorpusID(all); err != nil {
+			return nil, err
+		}
+	}
 	done, err := Kept(o.Out, meta, command)
 	if err != nil {
 		return nil, err
