@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/harness/tasks"
+	"github.com/envgap/envgap/lib/hubfetch"
 	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
 	"github.com/spf13/cobra"
@@ -36,7 +38,7 @@ type scoringOptions struct {
 
 func (o *scoringOptions) addFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.Split, "split", "", "the task config to score: full, reported, repaired, lite or secure (required)")
-	c.Flags().StringVar(&o.Tasks, "tasks", "", "an exported Hub folder, or a task rows file (JSON Lines, e.g. the harness zip's release/tasks.jsonl), to take the tasks from (default: in a harness checkout its own release/tasks.jsonl, else the store's task set)")
+	c.Flags().StringVar(&o.Tasks, "tasks", "", "an exported Hub folder, a task rows file (JSON Lines, e.g. the harness zip's release/tasks.jsonl), or a release on the Hub, hf://OWNER/NAME[@REVISION] (downloaded with $HF_TOKEN when set, cached by commit), to take the tasks from (default: in a harness checkout its own release/tasks.jsonl, else the store's task set)")
 	c.Flags().StringVar(&o.Out, "out", "", "the result folder to write (default results/<agent>-<split>)")
 	c.Flags().StringSliceVar(&o.IDs, "ids", nil, "score only these tasks of the split (comma-separated or repeated): a subset, marked as one, with its own corpus id")
 	c.Flags().IntVar(&o.Limit, "limit", 0, "score only the first N tasks of the split (by instance id; after --ids): a subset, marked as one")
@@ -66,6 +68,45 @@ func (o *scoringOptions) check() error {
 	}
 	return nil
 }
+
+// fetchTasks downloads the release --tasks hf://OWNER/NAME[@REVISION] names (HF_TOKEN
+// when set, HF_ENDPOINT for another Hub, ENVGAP_HUB_CACHE for another cache) unless its
+// commit is cached, checks its corpus id, and points --tasks at the cached folder.
+func (o *scoringOptions) fetchTasks(ctx context.Context, f *factory) error {
+	if !hubfetch.IsRef(o.Tasks) {
+		return nil
+	}
+	ref, err := hubfetch.ParseRef(o.Tasks)
+	if err != nil {
+		return usageError{fmt.Errorf("--tasks: %w", err)}
+	}
+	cache := f.Getenv(envHubCache)
+	if cache == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("--tasks %s: no cache folder (%w): set %s", ref, err, envHubCache)
+		}
+		cache = filepath.Join(dir, "envgap", "hub")
+	}
+	got, err := hubfetch.Fetch(ctx, ref, hubfetch.Options{Endpoint: f.Getenv("HF_ENDPOINT"), Token: f.Getenv("HF_TOKEN"), Cache: cache})
+	var mismatch *hubfetch.CorpusError
+	switch {
+	case errors.As(err, &mismatch):
+		return damageError{fmt.Errorf("--tasks: %w", err)}
+	case err != nil:
+		return fmt.Errorf("--tasks: %w", err)
+	}
+	how := "downloaded"
+	if got.Cached {
+		how = "cached"
+	}
+	fmt.Fprintf(f.Err, "tasks: %s: commit %s, corpus %s (%s in %s)\n", ref, got.Commit, got.CorpusID, how, got.Dir)
+	o.Tasks = got.Dir
+	return nil
+}
+
+// envHubCache names the folder Hub releases are cached in.
+const envHubCache = "ENVGAP_HUB_CACHE"
 
 // defaultOut sets --out to results/<agent>-<split> when it was left out, and says so on
 // stderr.
@@ -196,6 +237,9 @@ The result folder holds results.jsonl (one result a task), summary.json and logs
 				return err
 			}
 			opts.defaultOut(f, evalAgentName(opts))
+			if err := opts.fetchTasks(c.Context(), f); err != nil {
+				return err
+			}
 			if err := opts.Slurm.check(c, f, &opts.engineOptions); err != nil {
 				return err
 			}

@@ -83,6 +83,9 @@ as <agent>-<model>) are as for envgap eval.`,
 				return err
 			}
 			opts.defaultOut(f, runAgentName(opts))
+			if err := opts.fetchTasks(c.Context(), f); err != nil {
+				return err
+			}
 			if err := opts.builtinFlags.checkBuiltin(opts.Agent); err != nil {
 				return err
 			}

@@ -50,6 +50,8 @@ type repo struct {
 	private bool
 	files   map[string]File
 	commits []Commit
+	// at holds the files as each commit left them, by commit id (served at a revision).
+	at map[string]map[string]File
 }
 
 // Hub is the fake. Create it with New; its URL is Server.URL.
@@ -128,7 +130,7 @@ func (h *Hub) AddRepo(name string, files map[string][]byte) {
 }
 
 func (h *Hub) newRepo(name string, private bool) *repo {
-	r := &repo{private: private, files: map[string]File{".gitattributes": {Content: []byte("*.parquet filter=lfs diff=lfs merge=lfs -text\n*.png filter=lfs diff=lfs merge=lfs -text\n")}}}
+	r := &repo{private: private, at: map[string]map[string]File{}, files: map[string]File{".gitattributes": {Content: []byte("*.parquet filter=lfs diff=lfs merge=lfs -text\n*.png filter=lfs diff=lfs merge=lfs -text\n")}}}
 	h.repos[name] = r
 	h.commitLocked(r, "initial commit", "", nil)
 	return r
@@ -139,7 +141,21 @@ func (h *Hub) commitLocked(r *repo, summary, parent string, lines []string) stri
 	sum := sha1.Sum([]byte("commit " + strconv.Itoa(h.seq)))
 	oid := hex.EncodeToString(sum[:])
 	r.commits = append(r.commits, Commit{OID: oid, Summary: summary, Parent: parent, Lines: lines})
+	snap := make(map[string]File, len(r.files))
+	for p, f := range r.files {
+		snap[p] = f
+	}
+	r.at[oid] = snap
 	return oid
+}
+
+// SetPrivate makes a repository private (reads then need the token) or public.
+func (h *Hub) SetPrivate(name string, private bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if r := h.repos[name]; r != nil {
+		r.private = private
+	}
 }
 
 func (h *Hub) isLFS(path string, size int64) bool {
@@ -219,6 +235,10 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request) {
 		h.lfsBatch(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/datasets/"), ".git/info/lfs/objects/batch"), body)
 	case r.Method == http.MethodPost && strings.HasPrefix(p, "/datasets/") && strings.HasSuffix(p, ".git/info/lfs/objects/verify"):
 		h.lfsVerify(w, r, body)
+	case r.Method == http.MethodGet && strings.HasPrefix(p, "/datasets/") && strings.Contains(p, "/resolve/"):
+		h.resolve(w, r, strings.TrimPrefix(p, "/datasets/"))
+	case r.Method == http.MethodGet && strings.HasPrefix(p, "/lfs-download/"):
+		h.lfsDownload(w, strings.TrimPrefix(p, "/lfs-download/"))
 	case strings.HasPrefix(p, "/lfs-upload/"):
 		h.lfsUpload(w, r, strings.TrimPrefix(p, "/lfs-upload/"), body)
 	default:
@@ -274,16 +294,17 @@ func (h *Hub) api(w http.ResponseWriter, r *http.Request, rest string, body []by
 		fail(w, http.StatusNotFound, "RepoNotFound", "Repository Not Found for url: "+r.URL.Path)
 		return
 	}
-	if rev != "main" {
+	head := rp.commits[len(rp.commits)-1].OID
+	at, files := rp.revision(rev)
+	if files == nil || (write && rev != "main") {
 		fail(w, http.StatusNotFound, "RevisionNotFound", "Invalid rev id: "+rev)
 		return
 	}
-	head := rp.commits[len(rp.commits)-1].OID
 	switch {
 	case r.Method == http.MethodGet && verb == "revision":
-		reply(w, map[string]any{"id": name, "sha": head, "private": rp.private})
+		reply(w, map[string]any{"id": name, "sha": at, "private": rp.private})
 	case r.Method == http.MethodGet && verb == "tree":
-		h.tree(w, r, rp)
+		h.tree(w, r, files)
 	case r.Method == http.MethodPost && verb == "preupload":
 		h.preupload(w, body)
 	case r.Method == http.MethodPost && verb == "commit":
@@ -293,13 +314,75 @@ func (h *Hub) api(w http.ResponseWriter, r *http.Request, rest string, body []by
 	}
 }
 
-func (h *Hub) tree(w http.ResponseWriter, r *http.Request, rp *repo) {
+// revision resolves a revision the Hub's way: main (the head) or a full commit id; it
+// returns the commit and its files (nil when the revision is unknown).
+func (rp *repo) revision(rev string) (string, map[string]File) {
+	if rev == "main" {
+		rev = rp.commits[len(rp.commits)-1].OID
+	}
+	return rev, rp.at[rev]
+}
+
+// resolve serves GET /datasets/{owner}/{name}/resolve/{rev}/{path}: the file's bytes as
+// the revision holds them, with X-Repo-Commit; an LFS file is a 302 to its storage URL,
+// as the Hub redirects to its CDN (which takes no token).
+func (h *Hub) resolve(w http.ResponseWriter, r *http.Request, rest string) {
+	parts := strings.SplitN(rest, "/", 5)
+	if len(parts) < 5 || parts[2] != "resolve" {
+		fail(w, http.StatusNotFound, "", "no such endpoint")
+		return
+	}
+	name, rev, path := parts[0]+"/"+parts[1], parts[3], parts[4]
+	if !h.auth(w, r, false) {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	rp := h.repos[name]
+	if rp == nil || (rp.private && r.Header.Get("Authorization") == "") {
+		fail(w, http.StatusUnauthorized, "RepoNotFound", "Repository Not Found for url: "+r.URL.Path+". Please make sure you specified the correct `repo_id` and `repo_type`. If you are trying to access a private or gated repo, make sure you are authenticated.")
+		return
+	}
+	at, files := rp.revision(rev)
+	if files == nil {
+		fail(w, http.StatusNotFound, "RevisionNotFound", "Invalid rev id: "+rev)
+		return
+	}
+	f, ok := files[path]
+	if !ok {
+		fail(w, http.StatusNotFound, "EntryNotFound", path+" does not exist on \""+rev+"\"")
+		return
+	}
+	w.Header().Set("X-Repo-Commit", at)
+	if f.LFS {
+		w.Header().Set("Location", h.Server.URL+"/lfs-download/"+hexSHA256(f.Content))
+		w.WriteHeader(http.StatusFound)
+		return
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(f.Content)))
+	w.Write(f.Content)
+}
+
+// lfsDownload serves an LFS object by its SHA-256, as the storage behind the Hub's
+// redirect does.
+func (h *Hub) lfsDownload(w http.ResponseWriter, oid string) {
+	h.mu.Lock()
+	b, ok := h.lfs[oid]
+	h.mu.Unlock()
+	if !ok {
+		fail(w, http.StatusNotFound, "", "no such object")
+		return
+	}
+	w.Write(b)
+}
+
+func (h *Hub) tree(w http.ResponseWriter, r *http.Request, files map[string]File) {
 	if r.URL.Query().Get("recursive") != "true" && r.URL.Query().Get("recursive") != "True" {
 		fail(w, http.StatusBadRequest, "", "this fake only serves recursive trees")
 		return
 	}
-	paths := make([]string, 0, len(rp.files))
-	for p := range rp.files {
+	paths := make([]string, 0, len(files))
+	for p := range files {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
@@ -307,7 +390,7 @@ func (h *Hub) tree(w http.ResponseWriter, r *http.Request, rp *repo) {
 	end := min(start+h.PageSize, len(paths))
 	items := []map[string]any{}
 	for _, p := range paths[start:end] {
-		f := rp.files[p]
+		f := files[p]
 		it := map[string]any{"type": "file", "path": p, "size": len(f.Content), "oid": gitOID(f.Content)}
 		if f.LFS {
 			ptr := fmt.Sprintf("version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n", hexSHA256(f.Content), len(f.Content))
