@@ -116,6 +116,9 @@ type ReportRow struct {
 	// Subset is set when the folder scored part of its split (--ids, --limit): not a
 	// leaderboard entry; CorpusID and Tasks are the subset's own.
 	Subset *schemas.EvalSubset `json:"subset,omitempty"`
+	// PassAtK is set when the folder has more than one run per task (run --k above 1):
+	// pass@1, pass@k and pass^k on the first attempts, with 95% intervals.
+	PassAtK *PassAtK `json:"pass_at_k,omitempty"`
 }
 
 // Leaderboard is the report over one or more result folders.
@@ -176,8 +179,10 @@ func reportRow(f *ResultFolder) ReportRow {
 	}
 	var resolved, best, repairs, controls float64
 	nRepairs, nControls := 0, 0
+	var passRuns [][2]int
 	for _, id := range order {
 		tr := byTask[id]
+		passRuns = append(passRuns, firstAttempts(tr))
 		var first, within float64
 		for _, attempts := range tr.runs {
 			anyOK := false
@@ -239,6 +244,7 @@ func reportRow(f *ResultFolder) ReportRow {
 			row.SafeInstall.Measured++
 		}
 	}
+	row.PassAtK = passAtK(s.K, passRuns)
 	row.Resolved, row.Best = rate(resolved, row.Scored), rate(best, row.Scored)
 	row.RepairsResolved, row.ControlsResolved = rate(repairs, nRepairs), rate(controls, nControls)
 	if row.ManifestF1.Measured > 0 {
@@ -248,6 +254,20 @@ func reportRow(f *ResultFolder) ReportRow {
 		row.SafeInstall.Mean = safeSum / float64(row.SafeInstall.Measured)
 	}
 	return row
+}
+
+// firstAttempts counts a task's runs and those resolved at their first attempt.
+func firstAttempts(tr *taskRuns) [2]int {
+	n, c := 0, 0
+	for _, attempts := range tr.runs {
+		n++
+		for _, a := range attempts {
+			if a.Attempt == 1 && a.Resolved {
+				c++
+			}
+		}
+	}
+	return [2]int{n, c}
 }
 
 func (r Rate) text() string {
@@ -298,6 +318,12 @@ func (lb *Leaderboard) Markdown(w io.Writer) error {
 			r.Rejected, r.Leaked, r.NotInspected, cost)
 	}
 	b.WriteString("\n")
+	for _, r := range lb.Rows {
+		if r.PassAtK != nil {
+			b.WriteString("With k runs per task: " + PassEstimator + ". The percentile bootstrap over tasks is used because pass@1 and pass@k of a task are shares of its runs, not single successes (a Wilson interval assumes one Bernoulli trial per task), and tasks are the unit sampled.\n\n")
+			break
+		}
+	}
 	b.WriteString("The ranked score is the first attempt. Controls are tasks that already work, where the right move is to change nothing: an agent that changes nothing gets every control right, so read the repairs column for repairs. Manifest F1 and safe install are means over the tasks where they were measured (their count in brackets), each task's first attempts averaged over its runs.\n\n")
 	for _, r := range lb.Rows {
 		var notes []string
@@ -309,6 +335,9 @@ func (lb *Leaderboard) Markdown(w io.Writer) error {
 		}
 		if r.Model != "" || r.InputTokens+r.OutputTokens > 0 {
 			notes = append(notes, fmt.Sprintf("model %s, %d input and %d output tokens over every attempt", mdCell(r.Model), r.InputTokens, r.OutputTokens))
+		}
+		if r.PassAtK != nil {
+			notes = append(notes, r.PassAtK.Text())
 		}
 		if r.Faults > 0 {
 			notes = append(notes, fmt.Sprintf("INCOMPLETE: %d task(s) have no result because of infrastructure faults (run the same command again)", r.Faults))

@@ -52,6 +52,7 @@ var pages = template.Must(template.New("site").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%.2f", n)
 	},
+	"passk": func(p *report.PassAtK) string { return p.Text() },
 	"setting": func(r report.ReportRow) string {
 		if r.Mode == schemas.ModeRun {
 			return fmt.Sprintf("run, k=%d, up to %d attempts", r.K, r.MaxAttempts)
@@ -216,8 +217,9 @@ func Render(in Input) (map[string][]byte, *Report, error) {
 	}
 	if err := fs.page(ScoringPage, "scoring.html", struct {
 		page
-		Body template.HTML
-	}{base("How runs are scored", "scoring", ""), body}); err != nil {
+		Body      template.HTML
+		Estimator string
+	}{base("How runs are scored", "scoring", ""), body, report.PassEstimator}); err != nil {
 		return nil, nil, err
 	}
 
