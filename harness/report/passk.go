@@ -74,28 +74,44 @@ func passAtK(k int, runs [][2]int) *PassAtK {
 		n, c := nc[0], nc[1]
 		one[i], at[i], hat[i] = float64(c)/float64(n), passAt(n, c, k), passHat(n, c, k)
 	}
-	return &PassAtK{K: k, Tasks: len(runs), Pass1: bootstrap(one), PassK: bootstrap(at), PassHatK: bootstrap(hat), Estimator: PassEstimator}
+	iv := bootstrap(one, at, hat)
+	return &PassAtK{K: k, Tasks: len(runs), Pass1: iv[0], PassK: iv[1], PassHatK: iv[2], Estimator: PassEstimator}
 }
 
-// bootstrap is the mean of xs with its 95% percentile interval from resampling the tasks.
-func bootstrap(xs []float64) Interval {
-	mean := func(idx func(int) int) float64 {
-		s := 0.0
-		for i := range xs {
-			s += xs[idx(i)]
+// bootstrap is the mean of each series (one value a task, the series of one length) with
+// its 95% percentile interval, from one set of resamples of the tasks shared by the series.
+func bootstrap(series ...[]float64) []Interval {
+	n := len(series[0])
+	out := make([]Interval, len(series))
+	means := make([][]float64, len(series))
+	for s, xs := range series {
+		sum := 0.0
+		for _, x := range xs {
+			sum += x
 		}
-		return s / float64(len(xs))
+		out[s].Value = sum / float64(n)
+		means[s] = make([]float64, bootstrapResamples)
 	}
-	iv := Interval{Value: mean(func(i int) int { return i })}
-	rng := rand.New(rand.NewPCG(bootstrapSeed, uint64(len(xs))))
-	means := make([]float64, bootstrapResamples)
-	for b := range means {
-		means[b] = mean(func(int) int { return rng.IntN(len(xs)) })
+	rng := rand.New(rand.NewPCG(bootstrapSeed, uint64(n)))
+	sums := make([]float64, len(series))
+	for b := 0; b < bootstrapResamples; b++ {
+		clear(sums)
+		for range n {
+			i := rng.IntN(n)
+			for s, xs := range series {
+				sums[s] += xs[i]
+			}
+		}
+		for s := range series {
+			means[s][b] = sums[s] / float64(n)
+		}
 	}
-	sort.Float64s(means)
-	iv.Low = means[int(math.Floor(0.025*float64(bootstrapResamples)))]
-	iv.High = means[int(math.Ceil(0.975*float64(bootstrapResamples)))-1]
-	return iv
+	for s := range series {
+		sort.Float64s(means[s])
+		out[s].Low = means[s][int(math.Floor(0.025*float64(bootstrapResamples)))]
+		out[s].High = means[s][int(math.Ceil(0.975*float64(bootstrapResamples)))-1]
+	}
+	return out
 }
 
 func (iv Interval) text() string {

@@ -77,3 +77,47 @@ func TestReportPassAtK(t *testing.T) {
 		t.Errorf("k = 1 has pass@k figures: %+v", one)
 	}
 }
+
+func TestReportSelect(t *testing.T) {
+	f := runFolder(1, map[string][]bool{"a": {true}, "b": {false}, "c": {true}})
+	f.Summary.CorpusID, f.Summary.ExcludedIDs = "0123456789ab", []string{"b"}
+	if err := f.Select([]string{"c", "b"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	s := f.Summary
+	if len(f.Results) != 2 || s.Tasks != 2 || s.CorpusID != "" || s.Subset == nil || s.Subset.OfTasks != 3 || s.Subset.OfCorpusID != "0123456789ab" || len(s.ExcludedIDs) != 1 {
+		t.Fatalf("selected: %+v %+v", f.Results, s)
+	}
+	g := runFolder(1, map[string][]bool{"a": {true}, "b": {false}, "c": {true}})
+	if err := g.Select(nil, 1); err != nil || len(g.Results) != 1 || g.Results[0].InstanceID != "a" {
+		t.Fatalf("--limit 1: %v %+v", err, g.Results)
+	}
+	if err := g.Select([]string{"z"}, 0); err == nil || !strings.Contains(err.Error(), "z: no result of the folder has it") {
+		t.Errorf("an unknown id: %v", err)
+	}
+	var md strings.Builder
+	BuildReport([]*ResultFolder{f}).Markdown(&md)
+	if !strings.Contains(md.String(), "| full (subset) |") || !strings.Contains(md.String(), "SUBSET, not a leaderboard entry (subset: 2 of 3 tasks of corpus 0123456789ab)") {
+		t.Errorf("the report does not mark the subset:\n%s", md.String())
+	}
+}
+
+// BenchmarkReportPassAtK: one row of 1,000 tasks with 5 runs each (the bootstrap of three
+// figures is the cost).
+func BenchmarkReportPassAtK(b *testing.B) {
+	runs := map[string][]bool{}
+	for i := 0; i < 1000; i++ {
+		r := make([]bool, 5)
+		for j := range r {
+			r[j] = (i*7+j*3)%4 == 0
+		}
+		runs[string(rune('a'+i%26))+strings.Repeat("x", i/26)] = r
+	}
+	f := runFolder(5, runs)
+	b.ResetTimer()
+	for range b.N {
+		if BuildReport([]*ResultFolder{f}).Rows[0].PassAtK == nil {
+			b.Fatal("no pass@k")
+		}
+	}
+}
