@@ -26,7 +26,10 @@ import (
 // sandbox is the registry proxy and the image's undated package sources.
 // envgap-core/3: C++ D2 is what the CMake configure found and fetched (the build trees'
 // CMakeCache.txt, core/deps.CMakeInstalled), no longer D1.
-const Version = "envgap-core/3"
+//
+// envgap-core/4: containers run with the core's capabilities alone (sandbox.Capabilities),
+// no-new-privileges and no IPv6, behind the sandbox network's wall (core/sandbox/wall.sh).
+const Version = "envgap-core/4"
 
 // Side says which state of the project a run evaluates.
 type Side string

@@ -4,7 +4,8 @@
 # Run as root. Idempotent: every step checks first and does only what is missing.
 #
 #  1. If a Docker API already answers (at $DOCKER_HOST, or at the default socket
-#     /var/run/docker.sock), nothing is changed; the DOCKER_HOST to use is printed.
+#     /var/run/docker.sock), it is used as it is; only its sandbox network and rules
+#     (step 4) are made, and the DOCKER_HOST to use is printed.
 #  2. Otherwise Podman (from the OS packages) is installed and configured
 #     (/etc/containers/containers.conf, see shared/notes/engine.md), and
 #     `podman system service` is started detached, serving the Docker API at
@@ -13,18 +14,15 @@
 #     `debootstrap --variant=minbase bookworm` (its default mirror) and
 #     `podman import`, unless it already exists. No container registry is
 #     reachable from these machines, so nothing is pulled.
-#  4. The sandbox network `envgap` (a Podman bridge network, no DNS plugin) is
-#     created unless it exists, and the host's firewall stops its containers
-#     from reaching host services: from the network's subnet, the INPUT chain
-#     accepts only replies and connections to sockets bound to a specific
-#     address (the registry proxy listens on the network's gateway address
-#     alone); a service bound to 0.0.0.0 is refused. Chain ENVGAP-SANDBOX,
-#     rebuilt on every run.
-#  5. Traffic from that network to anything but the host's own addresses is refused
-#     by the kernel (ip rule + a prohibit-only routing table, counted by the mangle
-#     chain ENVGAP-EGRESS-COUNT): the registry proxy and the egress door on the
-#     gateway are the only way out (see core/egress). Image builds do not use the
-#     network `envgap` and are not affected.
+#  4. The sandbox network `envgap` (a bridge, no DNS, labelled org.envgap.sandbox=1)
+#     is created unless it exists, and core/sandbox/wall.sh puts its host rules in
+#     place (replaced, never duplicated): containers on it reach the sockets envgap
+#     marked (the registry proxy, the egress door, the agents' repro server) and
+#     nothing else of the host, no other container of the network, no address outside
+#     the host (the kernel answers "no route to host"), and no IPv6. Image builds do
+#     not use the network and are not affected. The rules live in the kernel: after a
+#     reboot or a firewall reload, envgap puts them back when it connects to the
+#     engine (it embeds the same wall.sh), or this script does.
 #
 # The last line printed is always an `export DOCKER_HOST=...` line, so
 #   eval "$(images/setup-engine.sh | tail -n 1)"
@@ -56,12 +54,40 @@ api_answers() {
 	esac
 }
 
+# The sandbox network's name; overridable only to test this script beside a machine's real
+# set-up (images/setup_test.go). The rules' chain names and numbers take wall.sh's
+# ENVGAP_* variables the same way.
+NET="${ENVGAP_SANDBOX_NETWORK:-envgap}"
+WALL="$(dirname "${BASH_SOURCE[0]}")/../core/sandbox/wall.sh"
+[ -f "$WALL" ] || die "$WALL is missing (run this script from envgap's source tree)"
+
+# docker_wall HOST: the sandbox network and its rules on a Docker daemon at HOST (the
+# bridge is named after the network, so the rules can name it before it is up; Docker's
+# own inter-container traffic is off on it too).
+docker_wall() {
+	command -v docker >/dev/null 2>&1 || die "the docker client is needed to set up the sandbox network on the Docker daemon at $1"
+	[ "$(id -u)" = 0 ] || die "run as root (the sandbox network's rules are the host's firewall)"
+	case "$1" in unix://*) ;; *) die "the Docker daemon at $1 is not on this host: run this script on its host" ;; esac
+	local bridge="${NET:0:15}"
+	if ! DOCKER_HOST=$1 docker network inspect "$NET" >/dev/null 2>&1; then
+		DOCKER_HOST=$1 docker network create --driver bridge --label org.envgap.sandbox=1 \
+			--opt com.docker.network.bridge.name="$bridge" \
+			--opt com.docker.network.bridge.enable_icc=false >/dev/null
+		log "created the sandbox network $NET (bridge $bridge)"
+	fi
+	bridge=$(DOCKER_HOST=$1 docker network inspect "$NET" --format '{{index .Options "com.docker.network.bridge.name"}}')
+	[ -n "$bridge" ] || bridge="br-$(DOCKER_HOST=$1 docker network inspect "$NET" --format '{{.Id}}' | cut -c1-12)"
+	bash "$WALL" apply "$bridge"
+	log "the sandbox network $NET (bridge $bridge) is walled in (core/sandbox/wall.sh)"
+}
+
 # 1. An engine that already answers is used as it is.
 for candidate in "${DOCKER_HOST:-}" unix:///var/run/docker.sock; do
 	[ -n "$candidate" ] || continue
 	[ "$candidate" = "$PODMAN_HOST" ] && continue # ours: still check the base image below
 	if api_answers "$candidate"; then
-		log "a Docker API already answers at $candidate; nothing to do"
+		log "a Docker API already answers at $candidate"
+		docker_wall "$candidate"
 		echo "export DOCKER_HOST=$candidate"
 		exit 0
 	fi
@@ -128,62 +154,14 @@ else
 	log "base image $BASE_IMAGE created in $(($(date +%s) - start))s"
 fi
 
-# 4. The sandbox network and its firewall rules.
-# The names below are overridable only to test this script beside a machine's real setup
-# (images/setup_test.go); envgap itself uses the defaults.
-NET="${ENVGAP_SANDBOX_NETWORK:-envgap}"
-CHAIN="${ENVGAP_SANDBOX_CHAIN:-ENVGAP-SANDBOX}"
+# 4. The sandbox network and its rules (core/sandbox/wall.sh; see its header).
 if ! podman network exists "$NET"; then
 	podman network create --disable-dns --label org.envgap.sandbox=1 "$NET" >/dev/null
 	log "created the sandbox network $NET"
 fi
-subnet=$(podman network inspect "$NET" --format '{{range .Subnets}}{{if .Gateway.To4}}{{.Subnet}}{{end}}{{end}}')
-[ -n "$subnet" ] || die "the network $NET has no IPv4 subnet"
-command -v iptables >/dev/null 2>&1 || die "iptables is missing (it comes with podman); containers of $NET could reach every host service"
-iptables -N "$CHAIN" 2>/dev/null || true
-iptables -F "$CHAIN"
-iptables -A "$CHAIN" -m conntrack --ctstate ESTABLISHED,RELATED -j RETURN
-# -m socket without --nowildcard matches only sockets bound to a specific address.
-iptables -A "$CHAIN" -m socket -j RETURN
-iptables -A "$CHAIN" -p tcp -j REJECT --reject-with tcp-reset
-iptables -A "$CHAIN" -j REJECT
-# One jump, for the network's current subnet (a jump for an older subnet is removed).
-iptables -S INPUT | { grep -- "-j $CHAIN\$" || true; } | sed 's/^-A //' | while read -r rule; do
-	# shellcheck disable=SC2086
-	iptables -D $rule
-done
-iptables -I INPUT 1 -s "$subnet" -j "$CHAIN"
-log "containers of $NET ($subnet) reach no host service bound to all addresses (iptables chain $CHAIN)"
-
-# 5. The one door out (core/egress). Whatever the network's containers send to an
-# address that is not the host's own is refused by the kernel: a policy-routing rule
-# sends it to table $EGRESS_TABLE, whose only route is `prohibit` (the sender gets
-# "no route to host" at once). Packets to the host's addresses are delivered locally
-# (the local table comes first) and meet the INPUT chain above; packets to the subnet
-# itself (the host's replies from the gateway address) use the main table. The registry
-# proxy and the egress door listen on the gateway; the door forwards only to the image's
-# package sources. The refused connections are counted (not refused) by the mangle
-# chain $COUNT_CHAIN: `iptables -t mangle -L $COUNT_CHAIN -v`. Rules are replaced on
-# every run, never duplicated.
-EGRESS_TABLE="${ENVGAP_EGRESS_TABLE:-7749}"
-EGRESS_PREF="${ENVGAP_EGRESS_PREF:-7749}"
-COUNT_CHAIN="${ENVGAP_EGRESS_COUNT_CHAIN:-ENVGAP-EGRESS-COUNT}"
-command -v ip >/dev/null 2>&1 || die "ip (iproute2) is missing; containers of $NET could reach the whole internet"
-ip -4 route replace prohibit default table "$EGRESS_TABLE"
-for pref in "$EGRESS_PREF" "$((EGRESS_PREF + 1))"; do
-	while ip -4 rule del pref "$pref" 2>/dev/null; do :; done
-done
-ip -4 rule add pref "$EGRESS_PREF" from "$subnet" to "$subnet" lookup main
-ip -4 rule add pref "$((EGRESS_PREF + 1))" from "$subnet" lookup "$EGRESS_TABLE"
-iptables -t mangle -N "$COUNT_CHAIN" 2>/dev/null || true
-iptables -t mangle -F "$COUNT_CHAIN"
-iptables -t mangle -A "$COUNT_CHAIN" -j RETURN
-iptables -t mangle -S PREROUTING | { grep -- "-j $COUNT_CHAIN\$" || true; } | sed 's/^-A //' | while read -r rule; do
-	# shellcheck disable=SC2086
-	iptables -t mangle -D $rule
-done
-iptables -t mangle -A PREROUTING -s "$subnet" ! -d "$subnet" -m addrtype ! --dst-type LOCAL \
-	-m conntrack --ctstate NEW -j "$COUNT_CHAIN"
-log "containers of $NET reach only the host: other destinations are prohibited (ip rule pref $EGRESS_PREF-$((EGRESS_PREF + 1)), table $EGRESS_TABLE; counted in mangle chain $COUNT_CHAIN)"
+bridge=$(podman network inspect "$NET" --format '{{.NetworkInterface}}')
+[ -n "$bridge" ] || die "the network $NET has no bridge interface"
+bash "$WALL" apply "$bridge"
+log "the sandbox network $NET (bridge $bridge) is walled in: its containers reach envgap's marked listeners on the host and nothing else (core/sandbox/wall.sh)"
 
 echo "export DOCKER_HOST=$PODMAN_HOST"

@@ -13,8 +13,9 @@ import (
 
 // TestSetupEngineFromNothingTwice runs images/setup-engine.sh for a sandbox network of its
 // own (names and rule numbers of this test, beside the machine's real `envgap`), from
-// nothing: the network, its firewall chain, the egress ip rules and table and the
-// counting chain do not exist. A second run leaves exactly the same rules, none twice.
+// nothing: the network and its rules (core/sandbox/wall.sh: the INPUT, FORWARD and IPv6
+// chains, the egress ip rule and table, the counting chain) do not exist. wall.sh check
+// then finds them all, and a second run leaves exactly the same rules, none twice.
 func TestSetupEngineFromNothingTwice(t *testing.T) {
 	if testing.Short() {
 		t.Skip("changes the host's firewall")
@@ -28,23 +29,28 @@ func TestSetupEngineFromNothingTwice(t *testing.T) {
 	id := os.Getpid() % 100
 	net := fmt.Sprintf("envgap-setup-test-%d", id)
 	chain := fmt.Sprintf("ENVGAP-SBX-T%d", id)
+	isolate := fmt.Sprintf("ENVGAP-ISO-T%d", id)
+	chain6 := fmt.Sprintf("ENVGAP-SBX6-T%d", id)
 	count := fmt.Sprintf("ENVGAP-EGC-T%d", id)
 	pref := 7800 + 2*id
 	env := append(os.Environ(), "DOCKER_HOST=unix:///run/podman/podman.sock",
-		"ENVGAP_SANDBOX_NETWORK="+net, "ENVGAP_SANDBOX_CHAIN="+chain, "ENVGAP_EGRESS_COUNT_CHAIN="+count,
+		"ENVGAP_SANDBOX_NETWORK="+net, "ENVGAP_SANDBOX_CHAIN="+chain, "ENVGAP_ISOLATE_CHAIN="+isolate,
+		"ENVGAP_SANDBOX6_CHAIN="+chain6, "ENVGAP_EGRESS_COUNT_CHAIN="+count,
 		"ENVGAP_EGRESS_PREF="+strconv.Itoa(pref), "ENVGAP_EGRESS_TABLE="+strconv.Itoa(pref))
 	sh := func(cmd string) string {
-		out, _ := exec.Command("bash", "-c", cmd).CombinedOutput()
+		c := exec.Command("bash", "-c", cmd)
+		c.Env = env
+		out, _ := c.CombinedOutput()
 		return string(out)
 	}
+	bridge := func() string {
+		return strings.TrimSpace(sh("podman network inspect " + net + " --format '{{.NetworkInterface}}' 2>/dev/null"))
+	}
 	cleanup := func() {
-		sh(fmt.Sprintf(`podman network rm -f %[1]s
-for p in %[2]d %[3]d; do while ip -4 rule del pref $p 2>/dev/null; do :; done; done
-ip -4 route flush table %[2]d 2>/dev/null
-iptables -S INPUT | grep -- '-j %[4]s$' | sed 's/^-A //' | while read -r r; do iptables -D $r; done
-iptables -F %[4]s; iptables -X %[4]s
-iptables -t mangle -S PREROUTING | grep -- '-j %[5]s$' | sed 's/^-A //' | while read -r r; do iptables -t mangle -D $r; done
-iptables -t mangle -F %[5]s; iptables -t mangle -X %[5]s`, net, pref, pref+1, chain, count))
+		if b := bridge(); b != "" {
+			sh("bash ../core/sandbox/wall.sh remove " + b)
+		}
+		sh("podman network rm -f " + net)
 	}
 	cleanup()
 	t.Cleanup(cleanup)
@@ -52,7 +58,9 @@ iptables -t mangle -F %[5]s; iptables -t mangle -X %[5]s`, net, pref, pref+1, ch
 		return sh(fmt.Sprintf(`ip -4 rule show | grep -E '^(%[1]d|%[2]d):'
 echo table; ip -4 route show table %[1]d
 echo input; iptables -S INPUT | grep -- '-j %[3]s$'; iptables -S %[3]s
-echo mangle; iptables -t mangle -S PREROUTING | grep -- '-j %[4]s$'; iptables -t mangle -S %[4]s`, pref, pref+1, chain, count))
+echo forward; iptables -S FORWARD | grep -- '-j %[5]s$'; iptables -S %[5]s
+echo ipv6; ip6tables -S | grep -- '%[6]s'
+echo mangle; iptables -t mangle -S PREROUTING | grep -- '-j %[4]s$'; iptables -t mangle -S %[4]s`, pref, pref+1, chain, count, isolate, chain6))
 	}
 	if s := snapshot(); strings.Contains(s, "lookup") || strings.Contains(s, "-A "+chain) {
 		t.Fatalf("left from before:\n%s", s)
@@ -70,21 +78,28 @@ echo mangle; iptables -t mangle -S PREROUTING | grep -- '-j %[4]s$'; iptables -t
 		return snapshot()
 	}
 	first := run()
-	subnet := strings.TrimSpace(sh("podman network inspect " + net + ` --format '{{range .Subnets}}{{if .Gateway.To4}}{{.Subnet}}{{end}}{{end}}'`))
-	if subnet == "" {
+	iface := bridge()
+	if iface == "" {
 		t.Fatalf("no network %s", net)
 	}
 	for _, want := range []string{
-		fmt.Sprintf("%d:\tfrom %s to %s lookup main", pref, subnet, subnet),
-		fmt.Sprintf("%d:\tfrom %s lookup %d", pref+1, subnet, pref),
+		fmt.Sprintf("%d:\tfrom all iif %s", pref, iface),
 		"prohibit default",
-		fmt.Sprintf("-A INPUT -s %s -j %s", subnet, chain),
-		"-j REJECT --reject-with tcp-reset",
-		fmt.Sprintf("-A PREROUTING -s %s ! -d %s -m addrtype ! --dst-type LOCAL -m conntrack --ctstate NEW -j %s", subnet, subnet, count),
+		fmt.Sprintf("-A INPUT -i %s -j %s", iface, chain),
+		fmt.Sprintf("-A %s -m socket --restore-skmark -m mark --mark 0xe4a0000 -j RETURN", chain),
+		fmt.Sprintf("-A %s -p tcp -j REJECT --reject-with tcp-reset", chain),
+		fmt.Sprintf("-A FORWARD -i %s -j %s", iface, isolate),
+		fmt.Sprintf("-A %s -o %s -p tcp -j REJECT --reject-with tcp-reset", isolate, iface),
+		fmt.Sprintf("-A INPUT -i %s -j %s", iface, chain6),
+		fmt.Sprintf("-A FORWARD -i %s -j %s", iface, chain6),
+		fmt.Sprintf("-A PREROUTING -i %s -m addrtype ! --dst-type LOCAL -m conntrack --ctstate NEW -j %s", iface, count),
 	} {
 		if strings.Count(first, want) != 1 {
 			t.Errorf("after the first run, %q appears %d times, want once:\n%s", want, strings.Count(first, want), first)
 		}
+	}
+	if out := sh("bash ../core/sandbox/wall.sh check " + iface); out != "" {
+		t.Errorf("wall.sh check after the set-up: %s", out)
 	}
 	if second := run(); second != first {
 		t.Errorf("a second run changed the rules:\nfirst:\n%s\nsecond:\n%s", first, second)

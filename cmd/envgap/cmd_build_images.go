@@ -52,7 +52,7 @@ calls after 30 s, so an engine that stops answering ends the command with an err
 }
 
 func runBuildImages(c *cobra.Command, f *factory, opts *buildImagesOptions) error {
-	eng, err := sandbox.Connect(c.Context(), opts.Engine)
+	eng, err := sandbox.ConnectWith(c.Context(), opts.Engine, sandbox.Options{NoWall: true}) // builds run no container with network
 	if err != nil {
 		return err
 	}

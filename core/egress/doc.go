@@ -4,12 +4,12 @@
 //
 // # The policy
 //
-// Scoring containers and agent boxes run on the sandbox network (`envgap`, see
-// images/setup-engine.sh). The kernel refuses every connection from that network to
+// Scoring containers and agent boxes run on the sandbox network (`envgap`, walled in by
+// core/sandbox/wall.sh). The kernel refuses every connection from that network to
 // anything but the host's own addresses (a policy-routing rule sends its traffic to a
 // table whose only route is `prohibit`), and the host's firewall lets it reach only
-// services bound to the network's gateway alone: the registry proxy (core/registry,
-// PyPI and npm at the task's cut-off) and this door. The door forwards only what the
+// sockets envgap marked (sandbox.ListenHost, which the door's Listen is set to): the
+// registry proxy (core/registry, PyPI and npm at the task's cut-off) and this door. The door forwards only what the
 // card leaves undated: the OS packages of the image's own apt sources and Maven's
 // repositories, read from the image itself (ImageHosts), never from a list of hosts
 // written in code. Everything else is answered 403 and counted per host and port.

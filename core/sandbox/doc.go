@@ -12,11 +12,13 @@
 //  2. checks the image exists (ErrImageMissing otherwise: run `envgap build-images`);
 //  3. creates one container: `sleep infinity` under the engine's init
 //     process, the spec's network ("none" by default, or with network: the
-//     engine's network "envgap" when it has one, else its default bridge; see
-//     HostAddress and ListenHost for a server containers reach), memory (swap equal to memory), pids and CPU limits,
-//     CAP_SYS_PTRACE (strace works), the label org.envgap.sandbox=1, the owner
-//     labels (org.envgap.owner.host, .pid, .start: this process) and the spec's
-//     labels; never AutoRemove;
+//     engine's sandbox network, never its default bridge; see HostAddress and
+//     ListenHost for a server containers reach), memory (swap equal to memory), pids
+//     and CPU limits, every capability dropped but Capabilities (what the images'
+//     steps need as root, and SYS_PTRACE for strace), no-new-privileges, IPv6
+//     disabled, the label org.envgap.sandbox=1, the owner labels
+//     (org.envgap.owner.host, .pid, .start: this process) and the spec's labels;
+//     never AutoRemove;
 //  4. copies the files into WorkDir (CopyToContainer, one tar) and starts it;
 //  5. runs each step with `bash -c COMMAND` (Spec.Shell overrides) as an exec
 //     in WorkDir, stdout and stderr merged into one capture;
@@ -24,6 +26,21 @@
 //  7. removes the container (force) with a fresh context, also when ctx was
 //     cancelled or the run failed (then within a few seconds: what is left is
 //     swept by the next command, see below).
+//
+// # The wall
+//
+// Containers with network run on the sandbox network (`envgap`, or
+// $ENVGAP_SANDBOX_NETWORK), which the host walls in (wall.sh, embedded here and run by
+// images/setup-engine.sh): from it, the host admits only connections to sockets envgap
+// marked (WallMark, set by ListenHost), forwards nothing from one container to another,
+// routes nothing outside (prohibit), and drops IPv6. Connect fails closed (ErrNoWall)
+// when the network is missing or not envgap's; for an engine on this host (a unix
+// socket here) it also checks the rules with wall.sh check (as root), puts them back
+// with wall.sh apply when they are missing, and records the check under WallDir (keyed
+// by the network's id and bridge, the boot id and the script), so later commands of the
+// same boot skip it for wallTTL. An engine on another host cannot be checked from here:
+// its network is checked, its rules are its host's set-up's (Wall.Checked "remote").
+// An engine opened with Options.NoWall (image builds) refuses runs with network.
 //
 // # Step results
 //

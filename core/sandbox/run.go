@@ -119,9 +119,18 @@ func (e *Engine) create(ctx context.Context, ct time.Duration, spec Spec, binds 
 	pids := spec.Limits.PIDs
 	init := true
 	hc := &container.HostConfig{
-		Binds:  binds,
-		Init:   &init,
-		CapAdd: strslice.StrSlice{"SYS_PTRACE"},
+		Binds: binds,
+		Init:  &init,
+		// Only what the images' steps need as root (apt drops to _apt with setuid and
+		// setgid, dpkg and npm chown and keep modes, pip and Maven write as root), and
+		// SYS_PTRACE for the trace; no NET_RAW, MKNOD, SYS_CHROOT, SETFCAP, AUDIT_WRITE,
+		// ... of the engine's defaults. No process gains privileges by exec (setuid
+		// binaries, file capabilities).
+		CapDrop:     strslice.StrSlice{"ALL"},
+		CapAdd:      strslice.StrSlice(Capabilities),
+		SecurityOpt: []string{"no-new-privileges"},
+		// No IPv6 inside: the wall is IPv4 (the host drops IPv6 from the network too).
+		Sysctls: map[string]string{"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"},
 		Resources: container.Resources{
 			Memory:     spec.Limits.MemoryBytes,
 			MemorySwap: spec.Limits.MemoryBytes,
@@ -134,7 +143,10 @@ func (e *Engine) create(ctx context.Context, ct time.Duration, spec Spec, binds 
 	switch {
 	case spec.Network == NetworkNone:
 		hc.NetworkMode = "none"
-	case e.network != "":
+	case e.network == "":
+		// Fail closed: never the engine's default bridge.
+		return "", fmt.Errorf("%w: the engine at %s was opened without its sandbox network (build only), so no container with network starts", ErrNoWall, e.host)
+	default:
 		hc.NetworkMode = container.NetworkMode(e.network)
 	}
 	var created container.CreateResponse
@@ -439,27 +451,14 @@ func (e *Engine) Sweep(ctx context.Context, opts SweepOptions) (int, error) {
 }
 
 // HostAddress returns the address of the host that containers with network reach (the
-// gateway of SandboxNetwork, or of the engine's default bridge network), e.g. for a server
-// the core runs on the host. A server for them should listen on this address alone.
+// gateway of the sandbox network), e.g. for a server the core runs on the host. A server
+// for them listens on this address alone, marked (ListenHost): the host admits nothing
+// else from the network.
 func (e *Engine) HostAddress(ctx context.Context) (string, error) {
-	name := e.network
-	if name == "" {
-		name = "bridge"
+	if e.wall == nil {
+		return "", fmt.Errorf("%w: the engine at %s was opened without its sandbox network", ErrNoWall, e.host)
 	}
-	var nw network.Inspect
-	err := e.call(ctx, maxCallTimeout, time.Time{}, "inspecting network "+name, func(ctx context.Context) (err error) {
-		nw, err = e.cli.NetworkInspect(ctx, name, network.InspectOptions{})
-		return err
-	})
-	if err != nil {
-		return "", err
-	}
-	for _, c := range nw.IPAM.Config {
-		if c.Gateway != "" && !strings.Contains(c.Gateway, ":") {
-			return c.Gateway, nil
-		}
-	}
-	return "", fmt.Errorf("the default network %q has no IPv4 gateway", nw.Name)
+	return e.wall.Gateway, nil
 }
 
 func shortID(id string) string {

@@ -4,18 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
-	"golang.org/x/sys/unix"
 )
 
 // Label marks every container this package creates.
@@ -35,25 +30,44 @@ var ErrBadSpec = errors.New("bad sandbox spec")
 type Engine struct {
 	cli  *client.Client
 	host string
-	// network is the network of NetworkDefault runs: SandboxNetwork when the engine has
-	// it, else "" (the engine's default bridge).
+	// network is the network of NetworkDefault runs (the sandbox network, walled in);
+	// "" when the engine was opened with Options.NoWall: such runs are then refused.
 	network string
 	// bindOpts are the options a box's mounts get on this engine (mountOptions).
 	bindMu    sync.Mutex
 	bindKnown bool
 	bindOpts  string
+	wall      *Wall
 }
 
-// SandboxNetwork is the network sandboxes with network use when the engine has it
-// (images/setup-engine.sh creates it on Podman, with firewall rules that keep its
-// containers from host services other than the registry proxy).
+// SandboxNetwork is the network of sandboxes with network (images/setup-engine.sh
+// creates it, and wall.sh its host rules: containers on it reach envgap's listeners on the
+// gateway and nothing else).
 const SandboxNetwork = "envgap"
 
-// Connect opens the engine at host (a DOCKER_HOST value such as
-// unix:///run/podman/podman.sock; "" uses DOCKER_HOST and the client's other
-// environment variables), checks that it answers, and removes the sandbox containers of
-// envgap processes of this host that died (see Sweep).
+// Options change how Connect opens an engine.
+type Options struct {
+	// Network is the sandbox network. Empty: $ENVGAP_SANDBOX_NETWORK, else SandboxNetwork.
+	Network string
+	// NoWall skips the wall's check, for an engine that runs no container with network
+	// (building images): a run or box with network is then refused.
+	NoWall bool
+}
+
+// Connect opens the engine at host with the default Options (see ConnectWith).
 func Connect(ctx context.Context, host string) (*Engine, error) {
+	return ConnectWith(ctx, host, Options{})
+}
+
+// ConnectWith opens the engine at host (a DOCKER_HOST value such as
+// unix:///run/podman/podman.sock; "" uses DOCKER_HOST and the client's other environment
+// variables), checks that it answers and that its sandbox network is walled in (the
+// network exists, is a bridge envgap's set-up made, and, for an engine on this host, its
+// host rules are in place: checked once per network and boot within wallTTL, and put back
+// when missing; see Wall), and removes the sandbox containers of envgap processes of this
+// host that died (see Sweep). An engine without its wall is refused with ErrNoWall, before
+// any container starts.
+func ConnectWith(ctx context.Context, host string, o Options) (*Engine, error) {
 	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
 	if host != "" {
 		opts = append(opts, client.WithHost(host))
@@ -76,16 +90,20 @@ func Connect(ctx context.Context, host string) (*Engine, error) {
 	cli.NegotiateAPIVersion(nctx)
 	ncancel()
 	e := &Engine{cli: cli, host: shown}
-	err = e.call(ctx, maxCallTimeout, time.Time{}, "inspecting network "+SandboxNetwork, func(ctx context.Context) error {
-		_, err := cli.NetworkInspect(ctx, SandboxNetwork, network.InspectOptions{})
-		return err
-	})
-	switch {
-	case err == nil:
-		e.network = SandboxNetwork
-	case !errdefs.IsNotFound(err):
-		cli.Close()
-		return nil, err
+	if !o.NoWall {
+		name := o.Network
+		if name == "" {
+			name = os.Getenv(EnvNetwork)
+		}
+		if name == "" {
+			name = SandboxNetwork
+		}
+		w, err := e.checkWall(ctx, name)
+		if err != nil {
+			cli.Close()
+			return nil, err
+		}
+		e.network, e.wall = name, w
 	}
 	// What killed processes of this host left behind goes now, before anything new runs.
 	if _, err := e.Sweep(ctx, SweepOptions{OlderThan: -1}); err != nil {
@@ -94,6 +112,9 @@ func Connect(ctx context.Context, host string) (*Engine, error) {
 	}
 	return e, nil
 }
+
+// Wall returns what Connect found of the sandbox network's wall (nil with Options.NoWall).
+func (e *Engine) Wall() *Wall { return e.wall }
 
 // Host returns the endpoint the engine was reached at.
 func (e *Engine) Host() string { return e.host }
@@ -172,7 +193,7 @@ type Step struct {
 // Network modes of a Spec.
 const (
 	NetworkNone    = "none"    // no network at all (the default)
-	NetworkDefault = "default" // SandboxNetwork when the engine has it, else its default bridge
+	NetworkDefault = "default" // the sandbox network (never the engine's default bridge)
 )
 
 // Spec is one sandboxed run.
@@ -323,20 +344,6 @@ func checkRelPath(p string) error {
 // limits a run with l really has.
 func (l Limits) WithDefaults() Limits { return l.withDefaults() }
 
-// Network returns the network of runs with network: SandboxNetwork, or "" for the
-// engine's default bridge (the engine has no SandboxNetwork).
+// Network returns the network of runs with network: the sandbox network, or "" when the
+// engine was opened without its wall (Options.NoWall), where such runs are refused.
 func (e *Engine) Network() string { return e.network }
-
-// ListenHost listens on addr, an address of HostAddress with a port, for servers that
-// containers reach: bound to that address alone, and with IP_FREEBIND, because the
-// network's bridge (and its address) appears only once a container joins the network.
-func ListenHost(addr string) (net.Listener, error) {
-	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
-		var serr error
-		err := c.Control(func(fd uintptr) {
-			serr = unix.SetsockoptInt(int(fd), unix.SOL_IP, unix.IP_FREEBIND, 1)
-		})
-		return errors.Join(err, serr)
-	}}
-	return lc.Listen(context.Background(), "tcp4", addr)
-}

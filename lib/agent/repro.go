@@ -140,7 +140,8 @@ func (s *ReproServer) BoxEnv(host string) ([]string, func(), error) {
 	if err := untrusted.WriteFile(s.ws.RunDir, BoxFileName, []byte(boxClient), 0o755); err != nil {
 		return nil, nil, fmt.Errorf("repro script: %w", err)
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	// Marked as envgap's: the host admits nothing else from the sandbox network.
+	ln, err := sandbox.ListenHost(net.JoinHostPort(host, "0"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("repro server for the box: %w", err)
 	}
