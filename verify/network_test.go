@@ -2,15 +2,21 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/internal/testenv"
 )
 
 // TestSandboxReachesTheProxyAndNoOtherHostService: a sandbox reaches the registry proxy
@@ -78,5 +84,44 @@ func TestSandboxReachesTheProxyAndNoOtherHostService(t *testing.T) {
 		if s.ExitCode == 0 || strings.Contains(string(s.Output), "host service") {
 			t.Errorf("%s: the sandbox reached a host service on port %s: exit %d, %q", s.Name, otherPort, s.ExitCode, s.Output)
 		}
+	}
+}
+
+// TestOpenRefusesAnEngineWithoutItsSandboxNetwork: a verify (try, recheck, eval) session on
+// an engine without its sandbox network (a name the engine does not have, as Env.Network
+// gives it) fails before any container starts, with ErrNoWall and the fix.
+func TestOpenRefusesAnEngineWithoutItsSandboxNetwork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the container engine")
+	}
+	st, err := catalog.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	eng, err := sandbox.Connect(ctx, "")
+	if err != nil {
+		testenv.Missing(t, "no container engine: %v", err)
+	}
+	defer eng.Close()
+	mine := filters.NewArgs(filters.Arg("label", sandbox.LabelOwnerPID+"="+strconv.Itoa(os.Getpid())))
+	count := func() int {
+		list, err := eng.Client().ContainerList(ctx, container.ListOptions{All: true, Filters: mine})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list)
+	}
+	before := count()
+	sess, err := Open(ctx, Env{Store: st, Network: "envgap-missing-" + strconv.Itoa(os.Getpid()), SweepOlderThan: -1})
+	if err == nil {
+		sess.Close()
+		t.Fatal("Open on an engine without its sandbox network: no error")
+	}
+	if !errors.Is(err, sandbox.ErrNoWall) || !strings.Contains(err.Error(), "make engine") {
+		t.Fatalf("Open: %v, want ErrNoWall with the fix", err)
+	}
+	if after := count(); after != before {
+		t.Fatalf("containers of this process: %d before, %d after the refused Open", before, after)
 	}
 }

@@ -32,6 +32,9 @@ type Env struct {
 	// ProxyURL, when set, is the proxy's root as containers reach it (for engines on
 	// other machines, whose bridge gateway is not this host).
 	ProxyURL string
+	// Network is each engine's sandbox network (sandbox.Options.Network; empty: the
+	// default). An engine without it is refused before any container starts.
+	Network string
 	// SweepOlderThan removes leftover sandbox containers older than this at start
 	// (zero: 3 hours; negative: no sweep).
 	SweepOlderThan time.Duration
@@ -75,7 +78,7 @@ func Open(ctx context.Context, env Env) (*Session, error) {
 	}
 	var gateways []string // each engine's host address, when the proxy listens there
 	for _, h := range hosts {
-		eng, err := sandbox.Connect(ctx, h)
+		eng, err := sandbox.ConnectWith(ctx, h, sandbox.Options{Network: env.Network})
 		if err != nil {
 			s.Close()
 			return nil, err

@@ -119,3 +119,39 @@ func BenchmarkBoxExecVsDockerExec(b *testing.B) {
 		b.ReportMetric(boxMS/cliMS, "ratio")
 	}
 }
+
+// BenchmarkWallCheck measures the sandbox network's check at Connect: uncached (the
+// network inspected, the bridge asked of the engine, wall.sh check run) and cached (the
+// network inspected, the bridge asked, the record of an earlier check of this boot found),
+// and reports each in ms and their ratio. It needs root (the rules are the host's).
+func BenchmarkWallCheck(b *testing.B) {
+	e, _ := needEngine(b)
+	if e.wall == nil || e.wall.Checked == "remote" {
+		b.Skip("the engine is not on this host: its rules are not checked from here")
+	}
+	ctx := context.Background()
+	dir := WallDir
+	b.Cleanup(func() { WallDir = dir })
+	var cached, uncached time.Duration
+	for b.Loop() {
+		WallDir = b.TempDir()
+		wallCache.Clear()
+		t0 := time.Now()
+		w, err := e.checkWall(ctx, e.network)
+		if err != nil || w.Checked == "cached" {
+			b.Fatalf("uncached check: %+v %v", w, err)
+		}
+		t1 := time.Now()
+		wallCache.Clear() // the record on disk, as a later command of this boot finds it
+		w, err = e.checkWall(ctx, e.network)
+		if err != nil || w.Checked != "cached" {
+			b.Fatalf("cached check: %+v %v", w, err)
+		}
+		uncached += t1.Sub(t0)
+		cached += time.Since(t1)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(uncached.Microseconds())/1000/n, "uncached-ms")
+	b.ReportMetric(float64(cached.Microseconds())/1000/n, "cached-ms")
+	b.ReportMetric(float64(uncached)/float64(cached), "uncached/cached")
+}

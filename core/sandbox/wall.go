@@ -47,8 +47,9 @@ const EnvNetwork = "ENVGAP_SANDBOX_NETWORK"
 // wallTTL is how long a successful check of the rules holds (per engine network and boot).
 const wallTTL = 10 * time.Minute
 
-// WallDir holds the record of each successful check (one empty file per engine network,
-// boot and rule set, named by their digest; its time is the check's). /run is cleared at
+// WallDir holds the record of each successful check (one file per engine network, boot
+// and rule set, named by their digest, holding the bridge's name; its time is the
+// check's). /run is cleared at
 // boot, and the boot id is part of the name.
 var WallDir = "/run/envgap/wall"
 
@@ -67,8 +68,27 @@ type Wall struct {
 	Checked string
 }
 
-// wallCache remembers this process's successful checks (key -> time).
+// wallCache remembers this process's successful checks (key -> wallCheck).
 var wallCache sync.Map
+
+// wallCheck is one successful check: when, and the bridge it found.
+type wallCheck struct {
+	at    time.Time
+	iface string
+}
+
+// validIface reports whether s can be a Linux interface name (wall.sh takes no other).
+func validIface(s string) bool {
+	if s == "" || len(s) > 15 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
 
 // checkWall checks the sandbox network and, for an engine on this host, its rules; rules
 // that are missing are put back when this process can (root), else the engine is refused.
@@ -103,20 +123,25 @@ func (e *Engine) checkWall(ctx context.Context, name string) (*Wall, error) {
 		w.Checked = "remote"
 		return w, nil
 	}
-	w.Iface, err = e.bridgeOf(ctx, nw)
-	if err != nil {
-		return nil, fmt.Errorf("%w: network %q on %s: %v", ErrNoWall, name, e.host, err)
-	}
 	key := wallKey(w, wallEnv(name))
-	if t, ok := wallCache.Load(key); ok && time.Since(t.(time.Time)) < wallTTL {
-		w.Checked = "cached"
+	if c, ok := wallCache.Load(key); ok && time.Since(c.(wallCheck).at) < wallTTL {
+		w.Iface, w.Checked = c.(wallCheck).iface, "cached"
 		return w, nil
 	}
 	record := filepath.Join(WallDir, key)
 	if fi, err := os.Stat(record); err == nil && time.Since(fi.ModTime()) < wallTTL {
-		wallCache.Store(key, fi.ModTime())
-		w.Checked = "cached"
-		return w, nil
+		if b, err := os.ReadFile(record); err == nil && validIface(string(b)) {
+			wallCache.Store(key, wallCheck{fi.ModTime(), string(b)})
+			w.Iface, w.Checked = string(b), "cached"
+			return w, nil
+		}
+	}
+	w.Iface, err = e.bridgeOf(ctx, nw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: network %q on %s: %v", ErrNoWall, name, e.host, err)
+	}
+	if !validIface(w.Iface) {
+		return nil, fmt.Errorf("%w: network %q on %s: bridge name %q is not an interface name", ErrNoWall, name, e.host, w.Iface)
 	}
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("%w: the rules of network %q are on this host and only root can read them: run envgap as root (it also needs root to mark its listeners), or %s", ErrNoWall, name, fix)
@@ -132,9 +157,9 @@ func (e *Engine) checkWall(ctx context.Context, name string) (*Wall, error) {
 		w.Checked = "restored"
 	}
 	now := time.Now()
-	wallCache.Store(key, now)
+	wallCache.Store(key, wallCheck{now, w.Iface})
 	if err := os.MkdirAll(WallDir, 0o700); err == nil {
-		_ = os.WriteFile(record, nil, 0o600)
+		_ = os.WriteFile(record, []byte(w.Iface), 0o600)
 		_ = os.Chtimes(record, now, now)
 	}
 	return w, nil
@@ -209,11 +234,12 @@ func wallEnv(name string) []string {
 	}
 }
 
-// wallKey names one check: the network, its bridge, the boot, the rules and their names.
+// wallKey names one check: the network (its id is the engine's and changes when it is
+// made again), the boot, the rules and their names.
 func wallKey(w *Wall, env []string) string {
 	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	h := sha256.New()
-	for _, s := range append([]string{w.ID, w.Iface, strings.TrimSpace(string(boot)), string(wallScript)}, env...) {
+	for _, s := range append([]string{w.ID, strings.TrimSpace(string(boot)), string(wallScript)}, env...) {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
