@@ -193,7 +193,7 @@ func IsProjectStep(name string) bool {
 }
 
 func failed(st sandbox.StepResult) bool {
-	return st.Name != "" && (st.ExitCode != 0 || st.TimedOut || st.Skipped)
+	return st.Name != "" && (st.ExitCode != 0 || st.TimedOut || st.Skipped || st.DiskExceeded)
 }
 
 func (c *Core) stepRecord(st sandbox.StepResult) (schemas.StepRecord, error) {
@@ -210,7 +210,7 @@ func (c *Core) stepRecord(st sandbox.StepResult) (schemas.StepRecord, error) {
 	return schemas.StepRecord{
 		Name: st.Name, Command: st.Command, ExitCode: st.ExitCode, DurationMS: st.Duration.Milliseconds(),
 		TimedOut: st.TimedOut, OOMKilled: st.OOMKilled, CommandNotFound: st.CommandNotFound, Skipped: st.Skipped,
-		Output: out, FullOutput: full, OutputSize: st.OutputSize, Truncated: st.Truncated,
+		DiskExceeded: st.DiskExceeded, Output: out, FullOutput: full, OutputSize: st.OutputSize, Truncated: st.Truncated,
 	}, nil
 }
 

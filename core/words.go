@@ -54,6 +54,8 @@ func ExitWords(st schemas.StepRecord) string {
 		return fmt.Sprintf("timed out after %s", time.Duration(st.DurationMS)*time.Millisecond)
 	case st.OOMKilled:
 		return "ran out of memory"
+	case st.DiskExceeded:
+		return "wrote more to disk than its bound and was killed"
 	case st.CommandNotFound:
 		return "could not find its command (exit 127)"
 	}

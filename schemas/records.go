@@ -65,6 +65,8 @@ type StepRecord struct {
 	OOMKilled       bool   `json:"oom_killed"`
 	CommandNotFound bool   `json:"command_not_found"`
 	Skipped         bool   `json:"skipped"`
+	// DiskExceeded: the container wrote more than its disk bound and was killed.
+	DiskExceeded bool `json:"disk_exceeded,omitempty"`
 	// Output is the digest of the captured (capped) output stored as a blob.
 	Output Digest `json:"output"`
 	// FullOutput is the digest of the whole output, also when it was capped.
@@ -73,9 +75,12 @@ type StepRecord struct {
 	Truncated  bool   `json:"truncated"`
 }
 
-// Failed reports whether the step ran and failed: a non-zero exit or a timeout. A skipped
-// step did not run (an earlier step timed out, which is the failure).
-func (s StepRecord) Failed() bool { return !s.Skipped && (s.ExitCode != 0 || s.TimedOut) }
+// Failed reports whether the step ran and failed: a non-zero exit, a timeout, or more
+// written to disk than the bound. A skipped step did not run (an earlier step timed out or
+// went over the disk bound, which is the failure).
+func (s StepRecord) Failed() bool {
+	return !s.Skipped && (s.ExitCode != 0 || s.TimedOut || s.DiskExceeded)
+}
 
 // Run is the record of one evaluation-core run (DESIGN.md, "The evaluation core").
 type Run struct {

@@ -107,9 +107,10 @@ type Box struct {
 	id   string
 	spec Spec
 	ct   time.Duration
-	// Dead is set once a command's backstop timeout killed the container: later
-	// commands fail.
+	// Dead is set once a command's backstop timeout, or the disk bound, killed the
+	// container: later commands fail.
 	dead bool
+	disk *diskWatch
 }
 
 // ErrBoxGone means the box's container was killed (a command outlived its backstop) and
@@ -168,6 +169,11 @@ func (e *Engine) OpenBox(ctx context.Context, bs BoxSpec) (*Box, error) {
 		b.Close()
 		return nil, err
 	}
+	// The bound covers the box's writable layer and the mounted directory.
+	if b.disk, err = e.watchDisk(ctx, id, spec.Limits.DiskBytes, []string{bs.Dir}); err != nil {
+		b.Close()
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -195,8 +201,16 @@ func (b *Box) ExecEnv(ctx context.Context, command string, timeout time.Duration
 	spec := b.spec
 	spec.Shell = []string{"timeout", "-k", "5", strconv.Itoa(secs), "bash", "-c"}
 	sr, err := b.e.step(ctx, b.ct, b.id, spec, Step{Name: "box", Command: command, Timeout: timeout + 20*time.Second, Env: env})
+	if b.disk != nil {
+		sr, err = b.disk.judge(sr, err)
+	}
 	if err != nil {
 		return sr, err
+	}
+	if sr.DiskExceeded {
+		b.dead = true
+		sr.Command = command
+		return sr, fmt.Errorf("%w: the box wrote more than its disk bound of %d MiB (writable layer and %s) and was killed", ErrBoxGone, b.spec.Limits.DiskBytes>>20, b.spec.WorkDir)
 	}
 	if sr.TimedOut {
 		b.dead = true
@@ -210,6 +224,9 @@ func (b *Box) ExecEnv(ctx context.Context, command string, timeout time.Duration
 
 // Close removes the box's container (with a fresh context, as Run does).
 func (b *Box) Close() error {
+	if b.disk != nil {
+		b.disk.close()
+	}
 	err := b.e.call(context.Background(), cleanupTimeout, time.Time{}, "removing box "+shortID(b.id), func(cctx context.Context) error {
 		return b.e.cli.ContainerRemove(cctx, b.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	})

@@ -51,6 +51,13 @@
 // Podman never reports State.OOMKilled, so it is inferred (a step that kills
 // itself with SIGKILL would be reported the same way).
 //
+// A container that writes more than Limits.DiskBytes (its writable layer, and a box's
+// mounted directory) is killed and its step marked DiskExceeded, the later steps Skipped
+// (the project's outcome, as running out of memory is). The bound is measured, not a
+// quota (overlay on ext4 has none): see disk.go. When the engine's storage (on this host)
+// falls below HostDiskFloor of free space, the run ends with ErrHostDiskLow, an
+// infrastructure fault, before the host's disk fills.
+//
 // Output is captured with bounded memory however much a step prints: the
 // SHA-256 of the full output (OutputSHA256) and its size (OutputSize) are
 // computed while streaming, and Output keeps at most Limits.OutputBytes of

@@ -79,6 +79,11 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 	}); err != nil {
 		return nil, err
 	}
+	disk, err := e.watchDisk(ctx, id, spec.Limits.DiskBytes, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer disk.close()
 	res = &Result{ImageID: img.ID, ContainerID: id, Collected: map[string][]byte{}}
 	killed := false
 	for _, st := range spec.Steps {
@@ -87,11 +92,12 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 			continue
 		}
 		sr, err := e.step(ctx, ct, id, spec, st)
+		sr, err = disk.judge(sr, err)
 		if err != nil {
 			return nil, fmt.Errorf("step %q: %w", st.Name, err)
 		}
 		res.Steps = append(res.Steps, sr)
-		killed = sr.TimedOut
+		killed = sr.TimedOut || sr.DiskExceeded
 	}
 	if err := e.collect(ctx, ct, id, spec, res); err != nil {
 		return nil, err

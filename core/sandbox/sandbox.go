@@ -134,6 +134,9 @@ type Limits struct {
 	CPUs         float64       // CPU share, in cores
 	OutputBytes  int64         // captured output kept per step (see package doc)
 	CollectBytes int64         // total bytes of collected files
+	// DiskBytes bounds what the container writes to disk: its writable layer, and a
+	// box's mounted directory (see disk.go: measured and killed, not a quota).
+	DiskBytes int64
 }
 
 // DefaultLimits are the limits a zero Limits field takes.
@@ -145,6 +148,7 @@ func DefaultLimits() Limits {
 		CPUs:         2,
 		OutputBytes:  1 << 20,
 		CollectBytes: 16 << 20,
+		DiskBytes:    10 << 30,
 	}
 }
 
@@ -167,6 +171,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.CollectBytes <= 0 {
 		l.CollectBytes = d.CollectBytes
+	}
+	if l.DiskBytes <= 0 {
+		l.DiskBytes = d.DiskBytes
 	}
 	return l
 }
@@ -227,11 +234,14 @@ type StepResult struct {
 	TimedOut        bool
 	OOMKilled       bool // inferred: exit 137 under a memory limit, not timed out
 	CommandNotFound bool // exit 127
-	Skipped         bool // an earlier step timed out
-	Output          []byte
-	OutputSize      int64  // bytes of the full output
-	Truncated       bool   // Output is head + omission line + tail
-	OutputSHA256    string // lowercase hex SHA-256 of the full output
+	Skipped         bool // an earlier step timed out or went over the disk bound
+	// DiskExceeded: the container wrote more than Limits.DiskBytes and was killed (the
+	// step's exit code is what it was then, 137 when the kill ended it).
+	DiskExceeded bool
+	Output       []byte
+	OutputSize   int64  // bytes of the full output
+	Truncated    bool   // Output is head + omission line + tail
+	OutputSHA256 string // lowercase hex SHA-256 of the full output
 }
 
 // Result is what a run did.
