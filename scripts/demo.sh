@@ -78,7 +78,7 @@ run_stage() {
 	local name=$1
 	shift
 	local label="$name"
-	case $name in crawl | hf | harbor | study) label="$name $1" ;; esac
+	case $name in crawl | hf | harbor | study | sandbox) label="$name $1" ;; esac
 	if [ "$failed" -ne 0 ]; then
 		note "envgap $name: skipped (an earlier stage failed)"
 		ROWS+=("$label"$'\t'"-"$'\t'"skipped")
@@ -110,6 +110,7 @@ stage_items() {
 	report) echo "$(($# - 2))" ;;
 	"study report") find "$2" -name meta.json | wc -l | tr -d ' ' ;;
 	"study run") find "$OUT/study" -name meta.json | wc -l | tr -d ' ' ;;
+	"sandbox check") echo "-" ;;
 	*) store_count total_tasks ;;
 	esac
 }
@@ -124,6 +125,9 @@ else
 	note "store $STORE (kept from the last run if any; ENVGAP_DEMO_FRESH=1 empties it)"
 fi
 mkdir -p "$STORE"
+
+# The wall first: every probe from inside real sandbox containers (exit 5 on a leak).
+run_stage sandbox check
 
 # The fixture PyPI index, for the registry proxy that verify starts.
 pypi_pid=""

@@ -104,7 +104,7 @@ as the EnvGap dataset. Every stage reads and writes one content-addressed store
 		newVerifyCommand(f),
 		newTryCommand(f),
 		newRecheckCommand(f),
-		newBuildImagesCommand(f),
+		newBuildImagesCommand(f), newSandboxCommand(f),
 		newAdmitCommand(f), newExportCommand(f), newHubCommand(f), newExcludeCommand(f), newHarborCommand(f),
 		newRegistryCommand(f),
 		newScanCommand(f), newAuditCommand(f),

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/envgap/envgap/core/sandbox"
+	"github.com/envgap/envgap/schemas"
+	"github.com/spf13/cobra"
+)
+
+type sandboxCheckOptions struct {
+	Engine string
+	Image  string
+}
+
+func newSandboxCommand(f *factory) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Check the sandbox's wall (see sandbox check)",
+		Args:  exactArgs(0),
+	}
+	opts := &sandboxCheckOptions{}
+	check := &cobra.Command{
+		Use:   "check",
+		Short: "Probe the sandbox's wall from inside real sandbox containers; exit 5 when anything leaks",
+		Long: `Connect to the engine (which checks the sandbox network and, on this host, its rules,
+putting them back when missing), then probe from inside a container on the sandbox network:
+envgap's own listener on the gateway must be reached; a host port envgap did not open, a host
+service bound to all addresses, another run's container, a raw IP and the internet, the cloud
+metadata address, DNS of an arbitrary name and IPv6 must not; the capabilities must be the
+core's alone, with no-new-privileges, and no device node can be made. Prints a table (probe,
+expected, result) and exits 5 when any probe leaks. The registry session and door probes of
+issue 30 (a request outside the session, a later cut-off, another run's session, CONNECT to
+:80, an SNI that is not the CONNECT host) are not among them yet.`,
+		Example: "  envgap sandbox check\n  envgap sandbox check --json",
+		Args:    exactArgs(0),
+		RunE:    func(c *cobra.Command, args []string) error { return runSandboxCheck(c, f, opts) },
+	}
+	check.Flags().StringVar(&opts.Engine, "engine", "", "Docker Engine API endpoint (default $DOCKER_HOST)")
+	check.Flags().StringVar(&opts.Image, "image", "", "image of the probe containers (default the python evaluation image)")
+	c.AddCommand(check)
+	return c
+}
+
+func runSandboxCheck(c *cobra.Command, f *factory, opts *sandboxCheckOptions) error {
+	eng, err := sandbox.Connect(c.Context(), opts.Engine)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	image := opts.Image
+	if image == "" {
+		image = schemas.ImageRef("envgap-python-eval")
+	}
+	probes, err := eng.CheckWall(c.Context(), image)
+	if err != nil {
+		return err
+	}
+	leaks := 0
+	for _, p := range probes {
+		if p.Leak {
+			leaks++
+		}
+	}
+	if f.Global.JSON {
+		if err := f.printJSON(struct {
+			Engine  string          `json:"engine"`
+			Wall    *sandbox.Wall   `json:"wall"`
+			Probes  []sandbox.Probe `json:"probes"`
+			Leaking int             `json:"leaking"`
+		}{eng.Host(), eng.Wall(), probes, leaks}); err != nil {
+			return err
+		}
+	} else {
+		w := eng.Wall()
+		fmt.Fprintf(f.Out, "engine %s, sandbox network %s (%s, bridge %s), host rules: %s\n\n", eng.Host(), w.Network, w.Subnet, orDash(w.Iface), w.Checked)
+		tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "probe\texpected\tresult\t")
+		for _, p := range probes {
+			mark := ""
+			if p.Leak {
+				mark = "  LEAK"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s%s\t\n", p.Name, p.Expected, p.Result, mark)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(f.Out, "\n%d probes, %d leaking\n", len(probes), leaks)
+	}
+	if leaks > 0 {
+		return damageError{fmt.Errorf("sandbox check: %d of %d probes leak", leaks, len(probes))}
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

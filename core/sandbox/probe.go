@@ -1,0 +1,168 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Probe is one check of the wall, made from inside a sandbox container.
+type Probe struct {
+	Name     string `json:"probe"`
+	Expected string `json:"expected"`
+	Result   string `json:"result"` // the first line of what the probe printed
+	// Leak is set when the result is not the expected one.
+	Leak bool `json:"leak"`
+}
+
+// probeLine bounds what a probe's result shows of its output.
+const probeLine = 120
+
+// CheckWall probes the wall from inside two containers of image on the sandbox network
+// (one is "another run's", listening on a port of its own) and returns one Probe per check:
+// envgap's marked listener is reached; a host port envgap did not open (bound to the
+// gateway, or to all addresses), the other container, a raw IP outside, the cloud metadata
+// address, a DNS name, IPv6 are not; the capabilities are Capabilities alone, no process
+// gains privileges, no device node can be made. image needs bash, coreutils, getent and
+// perl (every evaluation image and the base image have them). An error is a fault of the
+// engine, never a leak.
+func (e *Engine) CheckWall(ctx context.Context, image string) ([]Probe, error) {
+	if e.wall == nil {
+		return nil, fmt.Errorf("%w: the engine at %s was opened without its sandbox network", ErrNoWall, e.host)
+	}
+	gw := e.wall.Gateway
+	serve := func(ln net.Listener) string {
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Write([]byte("reached\n"))
+				c.Close()
+			}
+		}()
+		return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	}
+	marked, err := ListenHost(net.JoinHostPort(gw, "0"))
+	if err != nil {
+		return nil, err
+	}
+	defer marked.Close()
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.SOL_IP, unix.IP_FREEBIND, 1) })
+	}}
+	unmarked, err := lc.Listen(ctx, "tcp4", net.JoinHostPort(gw, "0"))
+	if err != nil {
+		return nil, err
+	}
+	defer unmarked.Close()
+	wide, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		return nil, err
+	}
+	defer wide.Close()
+	markedPort, unmarkedPort, widePort := serve(marked), serve(unmarked), serve(wide)
+
+	dir, err := os.MkdirTemp("", "envgap-probe-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	other, err := e.OpenBox(ctx, BoxSpec{Image: image, Dir: dir, Network: NetworkDefault,
+		Labels: map[string]string{"org.envgap.probe": "other-run"}, Limits: Limits{StepTimeout: time.Minute}})
+	if err != nil {
+		return nil, fmt.Errorf("the other run's container: %w", err)
+	}
+	defer other.Close()
+	const otherPort = "7001"
+	listen := `perl -MIO::Socket::INET -e '$s=IO::Socket::INET->new(LocalPort=>` + otherPort + `,Listen=>5,ReuseAddr=>1) or die "$!\n"; print STDOUT "up\n"; close STDOUT; while($c=$s->accept){print $c "reached\n"; close $c}' >/tmp/up 2>&1 &
+for i in $(seq 50); do [ -s /tmp/up ] && break; sleep 0.1; done; cat /tmp/up`
+	if sr, err := other.Exec(ctx, listen, 30*time.Second); err != nil || !strings.Contains(string(sr.Output), "up") {
+		return nil, fmt.Errorf("the other run's container does not listen: %v %q", err, sr.Output)
+	}
+	ins, err := e.cli.ContainerInspect(ctx, other.ID())
+	if err != nil {
+		return nil, err
+	}
+	otherIP := ""
+	if n := ins.NetworkSettings.Networks[e.network]; n != nil {
+		otherIP = n.IPAddress
+	}
+	if otherIP == "" {
+		return nil, fmt.Errorf("the other run's container has no address on %s", e.network)
+	}
+
+	connect := func(host, port string) string {
+		return fmt.Sprintf("timeout 5 bash -c 'exec 3<>/dev/tcp/%s/%s && cat <&3' 2>&1", host, port)
+	}
+	const refused, noRoute = "Connection refused", "No route to host"
+	probes := []struct {
+		name, expected, command string
+		ok                      bool   // the command must succeed
+		want                    string // and print this (or, for noRoute, time out unanswered)
+	}{
+		{"envgap's listener on the gateway (" + gw + ")", "reached", connect(gw, markedPort), true, "reached"},
+		{"a host port envgap did not open, on the gateway", "refused", connect(gw, unmarkedPort), false, refused},
+		{"a host service bound to all addresses", "refused", connect(gw, widePort), false, refused},
+		{"another run's container (" + otherIP + ":" + otherPort + ")", "refused", connect(otherIP, otherPort), false, refused},
+		{"a raw IP outside (192.0.2.1:80)", "no route (or no answer)", connect("192.0.2.1", "80"), false, noRoute},
+		{"direct internet (1.1.1.1:443)", "no route (or no answer)", connect("1.1.1.1", "443"), false, noRoute},
+		{"the cloud metadata address (169.254.169.254:80)", "no route (or no answer)", connect("169.254.169.254", "80"), false, noRoute},
+		{"DNS of an arbitrary name", "unresolved", "getent hosts example.com || echo unresolved", true, "unresolved"},
+		{"IPv6", "disabled (all, eth0), no address: 1 1 0", "echo $(cat /proc/sys/net/ipv6/conf/all/disable_ipv6 /proc/sys/net/ipv6/conf/eth0/disable_ipv6) $(wc -c </proc/net/if_inet6)", true, "1 1 0\n"},
+		{"capabilities", strings.Join(Capabilities, " "), "grep -E '^CapBnd:' /proc/self/status", true, "CapBnd:\t" + CapabilityMask(Capabilities)},
+		{"no new privileges", "set", "grep NoNewPrivs /proc/self/status", true, "NoNewPrivs:\t1"},
+		{"a device node (mknod)", "not permitted", "mknod /tmp/null c 1 3 2>&1", false, "Operation not permitted"},
+	}
+	var steps []Step
+	for _, p := range probes {
+		steps = append(steps, Step{Name: p.name, Command: p.command, Timeout: 30 * time.Second})
+	}
+	res, err := e.Run(ctx, Spec{Image: image, Network: NetworkDefault, Steps: steps, Labels: map[string]string{"org.envgap.probe": "probe"}})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Probe, len(probes))
+	for i, p := range probes {
+		sr := res.Steps[i]
+		first, _, _ := strings.Cut(strings.TrimSpace(string(sr.Output)), "\n")
+		got := strings.Join(strings.Fields(first), " ")
+		if len(got) > probeLine {
+			got = got[:probeLine] + "..."
+		}
+		if got == "" {
+			got = fmt.Sprintf("exit %d", sr.ExitCode)
+		}
+		leak := (sr.ExitCode == 0) != p.ok || !strings.Contains(string(sr.Output), p.want)
+		// The host answers "no route" with ICMP, which the kernel rate-limits: a probe that
+		// gets no answer at all within its 5 s did not get through either.
+		if p.want == noRoute && sr.ExitCode == 124 && len(strings.TrimSpace(string(sr.Output))) == 0 {
+			leak, got = false, "no answer within 5 s (ICMP rate-limited)"
+		}
+		out[i] = Probe{Name: p.name, Expected: p.expected, Result: got, Leak: leak}
+	}
+	return out, nil
+}
+
+// CapabilityMask is the hexadecimal mask of /proc/self/status (CapEff, CapBnd) for a set
+// of capability names (those the sandbox keeps or the engines grant by default).
+func CapabilityMask(names []string) string {
+	bits := map[string]uint{"CHOWN": 0, "DAC_OVERRIDE": 1, "DAC_READ_SEARCH": 2, "FOWNER": 3, "FSETID": 4, "KILL": 5,
+		"SETGID": 6, "SETUID": 7, "SETPCAP": 8, "NET_BIND_SERVICE": 10, "NET_RAW": 13, "SYS_CHROOT": 18,
+		"SYS_PTRACE": 19, "MKNOD": 27, "AUDIT_WRITE": 29, "SETFCAP": 31}
+	var m uint64
+	for _, n := range names {
+		if b, ok := bits[n]; ok {
+			m |= 1 << b
+		}
+	}
+	return fmt.Sprintf("%016x", m)
+}
