@@ -55,17 +55,17 @@ var WallDir = "/run/envgap/wall"
 
 // Wall is what Connect found of the sandbox network's wall.
 type Wall struct {
-	Network string // the network's name
-	ID      string // its id on the engine
-	Subnet  string // its IPv4 subnet
-	Gateway string // the host's address on it
+	Network string `json:"network"` // the network's name
+	ID      string `json:"id"`      // its id on the engine
+	Subnet  string `json:"subnet"`  // its IPv4 subnet
+	Gateway string `json:"gateway"` // the host's address on it
 	// Iface is the network's bridge on the engine's host ("" for a remote engine).
-	Iface string
+	Iface string `json:"bridge,omitempty"`
 	// Checked says how the host rules were checked: "checked" (wall.sh check just now),
 	// "cached" (a check of this boot within the last wallTTL), "restored" (they were
 	// missing and Connect put them back), or "remote" (the engine is on another host: its
 	// rules are that host's set-up's; only the network was checked).
-	Checked string
+	Checked string `json:"rules"`
 }
 
 // wallCache remembers this process's successful checks (key -> wallCheck).
