@@ -114,7 +114,7 @@ for i in $(seq 50); do [ -s /tmp/up ] && break; sleep 0.1; done; cat /tmp/up`
 		{"a host service bound to all addresses", "refused", connect(gw, widePort), false, refused},
 		{"another run's container (" + otherIP + ":" + otherPort + ")", "refused", connect(otherIP, otherPort), false, refused},
 		{"a raw IP outside (192.0.2.1:80)", "no route (or no answer)", connect("192.0.2.1", "80"), false, noRoute},
-		{"direct internet (1.1.1.1:443)", "no route (or no answer)", connect("1.1.1.1", "443"), false, noRoute},
+		{"an internet address on 443 (203.0.113.1, TEST-NET-3)", "no route (or no answer)", connect("203.0.113.1", "443"), false, noRoute},
 		{"the cloud metadata address (169.254.169.254:80)", "no route (or no answer)", connect("169.254.169.254", "80"), false, noRoute},
 		{"DNS of an arbitrary name", "unresolved", "getent hosts example.com || echo unresolved", true, "unresolved"},
 		{"IPv6", "disabled (all, eth0), no address: 1 1 0", "echo $(cat /proc/sys/net/ipv6/conf/all/disable_ipv6 /proc/sys/net/ipv6/conf/eth0/disable_ipv6) $(wc -c </proc/net/if_inet6)", true, "1 1 0\n"},
