@@ -52,7 +52,7 @@ func TestRealPip(t *testing.T) {
 	up := newUpstream(t)
 	p, srv := newTestProxy(t, up, nil)
 	cut, _ := schemas.ParseCutoff(testCutoff)
-	s := p.NewSession(cut)
+	s := localSession(t, p, cut)
 	env := clientEnv(t, s.Root(srv.URL), cut)
 	dir := t.TempDir()
 
@@ -116,7 +116,7 @@ func TestRealNPM(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := p.NewSession(cut)
+			s := localSession(t, p, cut)
 			env := clientEnv(t, s.Root(srv.URL), cut, tt.drop...)
 			dir := t.TempDir()
 			os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"envgap-fixture-app","version":"1.0.0","private":true}`), 0o644)

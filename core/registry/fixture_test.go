@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,8 @@ import (
 	"testing"
 	"text/template"
 	"time"
+
+	"github.com/envgap/envgap/schemas"
 )
 
 // fixtureTime is a fixed instant for generated archive entries.
@@ -291,7 +294,9 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 
 // newTestProxy builds a proxy over the fixture upstream and serves it on httptest.
 func newTestProxy(t testing.TB, up *upstream, mod func(*Options)) (*Proxy, *httptest.Server) {
-	opts := Options{PyPIUpstream: up.pypiURL(), NPMUpstream: up.npmURL(), TempDir: t.TempDir()}
+	// Most tests ask at a cut-off of their own without a session (the stand-alone proxy's
+	// mode); the session tests bind sessions to this host's address (localSession).
+	opts := Options{PyPIUpstream: up.pypiURL(), NPMUpstream: up.npmURL(), TempDir: t.TempDir(), AnyCutoff: true}
 	if mod != nil {
 		mod(&opts)
 	}
@@ -302,6 +307,16 @@ func newTestProxy(t testing.TB, up *upstream, mod func(*Options)) (*Proxy, *http
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
 	return p, srv
+}
+
+// localSession opens a session bound to 127.0.0.1, where the tests' requests come from.
+func localSession(t testing.TB, p *Proxy, cut schemas.Cutoff) *Session {
+	t.Helper()
+	s := p.NewSession(cut)
+	if err := s.Bind(netip.MustParseAddr("127.0.0.1")); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // get fetches a URL without following redirects.

@@ -99,7 +99,7 @@ func TestLiveNPM(t *testing.T) {
 	}
 	srv := httptest.NewServer(p)
 	defer srv.Close()
-	s := p.NewSession(cutoff)
+	s := localSession(t, p, cutoff)
 	for _, accept := range []string{"application/json", npmAccept} {
 		r, b := get(t, s.BaseURL(srv.URL)+"/npm/"+pkg, "Accept", accept)
 		if r.StatusCode != 200 {

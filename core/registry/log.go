@@ -4,6 +4,9 @@ import (
 	"cmp"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/netip"
 	"slices"
 	"sync"
 
@@ -39,6 +42,10 @@ type Record struct {
 	// Errors lists upstream faults answered with 502: a run that has any was not a clean
 	// run of the project (an infrastructure error, not an outcome).
 	Errors []Event `json:"errors"`
+	// Refused lists requests the proxy refused to the container that holds this session:
+	// a request outside its session, under another cut-off, or under another container's
+	// session (Reason says what was asked and what the session allows).
+	Refused []Event `json:"refused,omitempty"`
 	// Dropped counts events not recorded because the session reached its event cap.
 	Dropped int `json:"dropped,omitempty"`
 }
@@ -51,11 +58,12 @@ type Log struct {
 	served  map[Event]struct{}
 	hidden  map[Event]struct{}
 	errs    map[Event]struct{}
+	refused map[Event]struct{}
 	dropped int
 }
 
 func newLog(max int) *Log {
-	return &Log{max: max, served: map[Event]struct{}{}, hidden: map[Event]struct{}{}, errs: map[Event]struct{}{}}
+	return &Log{max: max, served: map[Event]struct{}{}, hidden: map[Event]struct{}{}, errs: map[Event]struct{}{}, refused: map[Event]struct{}{}}
 }
 
 func (l *Log) add(m map[Event]struct{}, e Event) {
@@ -93,6 +101,12 @@ func (l *Log) error1(e Event) {
 	}
 }
 
+func (l *Log) refused1(e Event) {
+	if l != nil {
+		l.add(l.refused, e)
+	}
+}
+
 func sortedEvents(m map[Event]struct{}) []Event {
 	out := make([]Event, 0, len(m))
 	for e := range m {
@@ -107,14 +121,25 @@ func sortedEvents(m map[Event]struct{}) []Event {
 
 // Session is one run's view of the proxy: a fixed cut-off and a Log. Clients reach it under
 // <root>/s/<id>/c/<cutoff>/...; ClientEnv(s.Root(root), s.Cutoff()) gives their settings.
+//
+// A session serves nobody until it is bound: Bind binds it to the address of the one
+// container it was opened for (the harness calls it once the container started, from the
+// sandbox's Started hook), and only requests from that address are served under it.
+// BindAnyAddress makes the session's id (128 random bits, given only to its container)
+// the only credential, for a proxy that does not see containers' own addresses (one
+// reached through --proxy-url from another host).
 type Session struct {
 	p      *Proxy
 	id     string
 	cutoff schemas.Cutoff
 	log    *Log
+	// addr and anyAddr are guarded by p.smu.
+	addr    netip.Addr
+	anyAddr bool
 }
 
-// NewSession registers a session with the given cut-off. Close it when the run ends.
+// NewSession registers a session with the given cut-off. It serves nobody until bound
+// (Bind, BindAnyAddress). Close it when the run ends.
 func (p *Proxy) NewSession(cutoff schemas.Cutoff) *Session {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -123,6 +148,61 @@ func (p *Proxy) NewSession(cutoff schemas.Cutoff) *Session {
 	p.sessions[s.id] = s
 	p.smu.Unlock()
 	return s
+}
+
+// Bind binds the session to the address its container's requests come from: from now on
+// the session serves that address alone, and requests that address makes outside the
+// session are refused and recorded in it. An address bound to an earlier session that is
+// still open moves to this one (the engine reuses a removed container's address; the
+// earlier session then serves nobody). Binding twice to different addresses, or binding a
+// closed session, is an error.
+func (s *Session) Bind(addr netip.Addr) error {
+	addr = addr.Unmap()
+	if !addr.IsValid() || addr.IsUnspecified() {
+		return fmt.Errorf("registry session %s: cannot bind to address %v", s.id, addr)
+	}
+	p := s.p
+	p.smu.Lock()
+	defer p.smu.Unlock()
+	if p.sessions[s.id] != s {
+		return fmt.Errorf("registry session %s is closed", s.id)
+	}
+	if s.addr.IsValid() && s.addr != addr {
+		return fmt.Errorf("registry session %s is already bound to %s, not %s", s.id, s.addr, addr)
+	}
+	if old := p.byAddr[addr]; old != nil && old != s {
+		old.addr = netip.Addr{}
+	}
+	s.addr = addr
+	p.byAddr[addr] = s
+	return nil
+}
+
+// BindAnyAddress lets the session serve whoever presents its id: for a proxy that sees
+// the containers through a NAT (a remote engine reaching it by --proxy-url), where
+// addresses are not the containers' own. The id is the credential then.
+func (s *Session) BindAnyAddress() error {
+	p := s.p
+	p.smu.Lock()
+	defer p.smu.Unlock()
+	if p.sessions[s.id] != s {
+		return fmt.Errorf("registry session %s is closed", s.id)
+	}
+	s.anyAddr = true
+	return nil
+}
+
+// ErrUnbound is returned by Session.Addr for a session not bound to an address.
+var ErrUnbound = errors.New("registry session not bound to an address")
+
+// Addr returns the address the session is bound to.
+func (s *Session) Addr() (netip.Addr, error) {
+	s.p.smu.Lock()
+	defer s.p.smu.Unlock()
+	if !s.addr.IsValid() {
+		return netip.Addr{}, ErrUnbound
+	}
+	return s.addr, nil
 }
 
 // ID returns the session's identifier (the path segment after /s/).
@@ -152,14 +232,18 @@ func (s *Session) Record() Record {
 	return Record{
 		Session: s.id, Cutoff: s.cutoff.String(),
 		Served: sortedEvents(l.served), Hidden: sortedEvents(l.hidden), Errors: sortedEvents(l.errs),
-		Dropped: l.dropped,
+		Refused: sortedEvents(l.refused), Dropped: l.dropped,
 	}
 }
 
-// Close unregisters the session (later requests under its path get 503) and returns its record.
+// Close unregisters the session (later requests under its path are refused) and returns
+// its record.
 func (s *Session) Close() Record {
 	s.p.smu.Lock()
 	delete(s.p.sessions, s.id)
+	if s.addr.IsValid() && s.p.byAddr[s.addr] == s {
+		delete(s.p.byAddr, s.addr)
+	}
 	s.p.smu.Unlock()
 	return s.Record()
 }

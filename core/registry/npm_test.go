@@ -213,7 +213,7 @@ func TestRetargetTags(t *testing.T) {
 func TestLenient(t *testing.T) {
 	up := newUpstream(t)
 	p, srv := newTestProxy(t, up, func(o *Options) { o.Lenient = true })
-	s := p.NewSession(mustCutoff(t, testCutoff))
+	s := localSession(t, p, mustCutoff(t, testCutoff))
 	for _, path := range []string{"/npm/demo-pkg/-/demo-pkg-1.3.0.tgz", "/pypi/files/demo/demo-2.0.tar.gz", "/pypi/files/demo/demo-0.9-py3-none-any.whl"} {
 		if resp, body := get(t, s.BaseURL(srv.URL)+path); resp.StatusCode != 200 {
 			t.Errorf("%s: %d %s", path, resp.StatusCode, body)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os/exec"
 	"strings"
@@ -82,6 +83,14 @@ type Options struct {
 	Now func() time.Time
 	// MaxLogEvents caps the events one session records. Zero: 200000.
 	MaxLogEvents int
+	// Cutoff, when set, is the one cut-off requests outside a session are served at (a
+	// Harbor task's registry: its task's cut-off, whatever a URL names); any other date is
+	// refused. Zero with AnyCutoff false: only sessions are served (the evaluation core's
+	// proxy: every request outside a session the harness opened is refused).
+	Cutoff schemas.Cutoff
+	// AnyCutoff serves requests outside a session at the cut-off their path names (the
+	// stand-alone proxy a person runs on the host: envgap registry serve).
+	AnyCutoff bool
 }
 
 // Proxy is the date-limited registry proxy, an http.Handler. Paths:
@@ -99,6 +108,7 @@ type Proxy struct {
 	log      *slog.Logger
 	smu      sync.Mutex
 	sessions map[string]*Session
+	byAddr   map[netip.Addr]*Session // bound sessions by their container's address
 }
 
 // New builds a Proxy. It runs `npm config get registry` once when Options.NPMUpstream is
@@ -137,7 +147,10 @@ func New(opts Options) (*Proxy, error) {
 	if opts.PyPIUpstream == "" {
 		opts.PyPIUpstream = DefaultPyPIUpstream
 	}
-	p := &Proxy{opts: opts, log: opts.Logger, sessions: map[string]*Session{}}
+	if !opts.Cutoff.IsZero() && opts.AnyCutoff {
+		return nil, errors.New("registry proxy: a fixed cut-off (Options.Cutoff) and AnyCutoff exclude each other")
+	}
+	p := &Proxy{opts: opts, log: opts.Logger, sessions: map[string]*Session{}, byAddr: map[netip.Addr]*Session{}}
 	var err error
 	if p.pypi, err = parseUpstream(opts.PyPIUpstream); err != nil {
 		return nil, fmt.Errorf("pypi upstream: %w", err)
@@ -234,40 +247,67 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	raw := r.URL.EscapedPath()
 	trail := strings.HasSuffix(raw, "/")
 	segs := strings.Split(strings.Trim(raw, "/"), "/")
+	if len(segs) == 1 && segs[0] == "" {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "envgap date-limited registry proxy: use /c/<cutoff>/pypi/simple/ or /c/<cutoff>/npm/ under your session's root\n")
+		return
+	}
+	src := remoteAddr(r)
 	prefix := ""
+	p.smu.Lock()
+	holder := p.byAddr[src] // the session the asking container holds, if any
 	var sess *Session
+	var refusal string
 	if len(segs) >= 2 && segs[0] == "s" {
-		p.smu.Lock()
 		sess = p.sessions[segs[1]]
-		p.smu.Unlock()
-		if sess == nil {
-			httpErrorText(w, http.StatusServiceUnavailable, "unknown or closed registry session "+segs[1])
-			return
+		switch {
+		case sess == nil:
+			refusal = "registry session " + segs[1] + " is unknown or closed"
+		case sess.anyAddr:
+		case !sess.addr.IsValid():
+			refusal = "registry session " + segs[1] + " is not bound to a container yet"
+		case sess.addr != src:
+			refusal = "registry session " + segs[1] + " belongs to another container"
+		}
+		if refusal == "" {
+			holder = sess
 		}
 		prefix = "/s/" + segs[1]
 		segs = segs[2:]
+	} else if p.opts.Cutoff.IsZero() && !p.opts.AnyCutoff {
+		refusal = "a request outside a registry session"
 	}
-	if len(segs) < 2 || segs[0] != "c" {
-		if len(segs) == 1 && segs[0] == "" {
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			io.WriteString(w, "envgap date-limited registry proxy: use /c/<cutoff>/pypi/simple/ or /c/<cutoff>/npm/\n")
-			return
-		}
-		httpErrorText(w, http.StatusNotFound, "no cut-off in path: use /c/<cutoff>/pypi/simple/<project>/ or /c/<cutoff>/npm/<package>")
+	p.smu.Unlock()
+	asked := ""
+	if len(segs) >= 2 && segs[0] == "c" {
+		asked, _ = url.PathUnescape(segs[1])
+	}
+	eco := ""
+	if len(segs) >= 3 {
+		eco = segs[2]
+	}
+	if refusal != "" {
+		p.refuse(w, r, holder, eco, refusal, asked)
 		return
 	}
-	cs, err := url.PathUnescape(segs[1])
+	if len(segs) < 2 || segs[0] != "c" {
+		httpErrorText(w, http.StatusNotFound, "no cut-off in path: use [/s/<session>]/c/<cutoff>/pypi/simple/<project>/ or /c/<cutoff>/npm/<package>")
+		return
+	}
+	cutoff, err := schemas.ParseCutoff(asked)
 	if err != nil {
 		httpErrorText(w, http.StatusBadRequest, "bad cut-off segment: "+err.Error())
 		return
 	}
-	cutoff, err := schemas.ParseCutoff(cs)
-	if err != nil {
-		httpErrorText(w, http.StatusBadRequest, err.Error())
-		return
+	fixed := p.opts.Cutoff
+	if sess != nil {
+		fixed = sess.cutoff
 	}
-	if sess != nil && !sess.cutoff.Equal(cutoff) {
-		httpErrorText(w, http.StatusBadRequest, fmt.Sprintf("cut-off %s does not match the session's %s", cutoff.String(), sess.cutoff.String()))
+	if !fixed.IsZero() && !fixed.Equal(cutoff) {
+		if sess == nil {
+			holder = nil // a fixed proxy (a Harbor task's) has no sessions: its log records it
+		}
+		p.refuse(w, r, holder, eco, "another cut-off than "+fixed.String(), asked)
 		return
 	}
 	prefix += "/c/" + segs[1]
@@ -286,6 +326,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.raw = append(rc.raw, s)
 	}
 	if len(rc.rest) == 0 {
+		if sess != nil || !fixed.IsZero() {
+			// The root of a session: a request within it, answered (sandbox check's control).
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			io.WriteString(w, "envgap registry at cut-off "+cutoff.String()+": use pypi/simple/<project>/ or npm/<package> below this URL\n")
+			return
+		}
 		httpErrorText(w, http.StatusNotFound, "use pypi/simple/<project>/ or npm/<package> under the cut-off")
 		return
 	}
@@ -297,6 +343,60 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		httpErrorText(w, http.StatusNotFound, "unknown registry "+rc.rest[0]+": use pypi or npm")
 	}
+}
+
+// remoteAddr is the address a request came from (invalid when it cannot be read).
+func remoteAddr(r *http.Request) netip.Addr {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
+}
+
+// RefusedStatus is the status of a refused request (outside its session, another
+// cut-off, another container's session): 403, which package clients do not retry.
+const RefusedStatus = http.StatusForbidden
+
+// refuse answers a request the proxy does not serve to its sender, and records it in the
+// session the sender holds (holder; nil when it holds none) and in the proxy's log. why
+// says what is wrong; asked is the cut-off the path named ("" when none).
+func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, holder *Session, eco, why, asked string) {
+	if asked == "" {
+		asked = "no cut-off"
+	} else {
+		asked = "cut-off " + asked
+	}
+	msg := "envgap registry refused " + r.URL.EscapedPath() + " (" + asked + "): " + why + "; "
+	switch {
+	case holder != nil:
+		msg += "this container's registry session serves cut-off " + holder.cutoff.String() + " only, under " + holder.Root("") + "/c/" + holder.cutoff.String() + "/"
+	case !p.opts.Cutoff.IsZero():
+		msg += "this registry serves the task's cut-off " + p.opts.Cutoff.String() + " only, under /c/" + p.opts.Cutoff.String() + "/"
+	default:
+		msg += "this proxy serves only within a registry session the harness opened for the asking container"
+	}
+	msg += ". The run's registry cut-off is fixed: use the registry settings the environment gives (PIP_INDEX_URL, npm_config_registry), not a URL of your own."
+	if len(msg) > 2048 {
+		msg = msg[:2048]
+	}
+	if holder != nil {
+		if eco != EcosystemNPM && eco != EcosystemPyPI {
+			eco = ""
+		}
+		holder.log.refused1(Event{Ecosystem: eco, Reason: msg})
+	}
+	p.log.Warn("registry request refused", "from", r.RemoteAddr, "path", r.URL.EscapedPath(), "reason", why)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if eco == EcosystemNPM {
+		// npm prints the "error" member of the body with the status.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(RefusedStatus)
+		b, _ := json.Marshal(map[string]string{"error": msg})
+		w.Write(append(b, '\n'))
+		return
+	}
+	httpErrorText(w, RefusedStatus, msg)
 }
 
 func (p *Proxy) publicRoot(r *http.Request) string {

@@ -246,7 +246,7 @@ func TestPyPIRoutes(t *testing.T) {
 	}
 	// Session prefix survives redirects.
 	p, srv2 := newTestProxy(t, up, nil)
-	s := p.NewSession(schemas.CutoffAt(time.Date(2023, 7, 30, 12, 0, 0, 0, time.UTC)))
+	s := localSession(t, p, schemas.CutoffAt(time.Date(2023, 7, 30, 12, 0, 0, 0, time.UTC)))
 	resp, _ := get(t, s.BaseURL(srv2.URL)+"/pypi/simple/Foo.Bar_baz")
 	if want := "/s/" + s.ID() + "/c/" + testCutoff + "/pypi/simple/foo-bar-baz/"; resp.Header.Get("Location") != want {
 		t.Errorf("session redirect = %q, want %q", resp.Header.Get("Location"), want)

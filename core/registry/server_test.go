@@ -16,7 +16,7 @@ func TestListenAndServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := s.Proxy.NewSession(schemas.CutoffAt(time.Date(2023, 7, 30, 12, 0, 0, 0, time.UTC)))
+	sess := localSession(t, s.Proxy, schemas.CutoffAt(time.Date(2023, 7, 30, 12, 0, 0, 0, time.UTC)))
 	resp, body := get(t, sess.BaseURL(s.URL())+"/npm/demo-pkg")
 	if resp.StatusCode != 200 {
 		t.Fatalf("%d %s", resp.StatusCode, body)
