@@ -73,7 +73,8 @@ func (c *Core) OpenBox(ctx context.Context, spec BoxSpec) (*Box, error) {
 	}
 	b, err := op.OpenBox(ctx, sandbox.BoxSpec{Image: image, Dir: spec.Dir, WorkDir: spec.WorkDir, Mounts: spec.Mounts, SystemFiles: doorFiles,
 		Env: append(sess.Env(c.ProxyURL), doorEnv...), Network: sandbox.NetworkDefault, Limits: spec.Limits,
-		Labels: map[string]string{"org.envgap.instance": spec.InstanceID, "org.envgap.side": "agent"}})
+		Labels:  map[string]string{"org.envgap.instance": spec.InstanceID, "org.envgap.side": "agent"},
+		Started: c.bindSession(sess)})
 	if err != nil {
 		sess.Close()
 		if door != nil {

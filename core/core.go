@@ -94,6 +94,12 @@ type Core struct {
 	// lets through only the image's package sources (egress.ImageHosts). Nil: runs get
 	// no proxy settings, so on the sandbox network they reach only the registry proxy.
 	Door *egress.Door
+	// SessionsByID: the proxy does not see the containers' own addresses (it is reached
+	// through ProxyURL from another host, behind a NAT), so a run's registry session is
+	// usable by whoever presents its id (128 random bits only that container is given)
+	// instead of by the container's address alone (the default: the session is bound to
+	// the address the sandbox reports once the container started).
+	SessionsByID bool
 
 	allowMu sync.Mutex
 	allow   map[string][]string // image id -> allowlist

@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
+	"sort"
 	"strings"
 	"time"
 
+	"github.com/envgap/envgap/core/registry"
 	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/schemas"
 )
@@ -86,6 +89,7 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 		Collect:     []string{EvidenceDir},
 		Limits:      spec.Limits,
 		Labels:      map[string]string{"org.envgap.instance": spec.InstanceID, "org.envgap.side": string(spec.Side)},
+		Started:     c.bindSession(sess),
 	})
 	regRec := sess.Close()
 	var refused []schemas.ConnectionCount
@@ -108,7 +112,7 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 		Kind: schemas.KindRun, InstanceID: spec.InstanceID, Side: string(spec.Side), Key: key, Recipe: r,
 		RegistryDate: spec.Cutoff.String(), Image: r.Image, ImageID: res.ImageID, CoreVersion: Version,
 		StartedAt: started.UTC().Format(time.RFC3339), FinishedAt: c.now().UTC().Format(time.RFC3339),
-		D1: d1, SkippedLinks: skippedLinks, RefusedConnections: refused,
+		D1: d1, SkippedLinks: skippedLinks, RefusedConnections: refused, RegistryRefused: registryRefused(regRec),
 		Limits: schemas.RunLimits{StepTimeoutMS: lim.StepTimeout.Milliseconds(), MemoryBytes: lim.MemoryBytes,
 			PIDs: lim.PIDs, CPUs: lim.CPUs, OutputBytes: lim.OutputBytes},
 	}
@@ -214,15 +218,50 @@ func (c *Core) stepRecord(st sandbox.StepResult) (schemas.StepRecord, error) {
 	}, nil
 }
 
+// bindSession is a run's Started hook: it binds the registry session to the started
+// container's address (or, when the proxy does not see containers' own addresses,
+// SessionsByID, makes the session's id its credential).
+func (c *Core) bindSession(sess *registry.Session) func(netip.Addr) error {
+	return func(a netip.Addr) error {
+		if c.SessionsByID {
+			return sess.BindAnyAddress()
+		}
+		return sess.Bind(a)
+	}
+}
+
+// registryRefused lists the registry's refusals of a run for its record (at most
+// schemas.MaxRegistryRefused, sorted).
+func registryRefused(rec registry.Record) []string {
+	var out []string
+	for _, e := range rec.Refused {
+		if len(out) == schemas.MaxRegistryRefused {
+			break
+		}
+		out = append(out, e.Reason)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // RefusedText says, for people and agents, which connections a run's sandbox was refused
-// ("" when none): one line naming each host:port and how many times.
+// and which registry requests (outside the run's session or cut-off) the registry proxy
+// refused ("" when none): one line for the connections, naming each host:port and how
+// many times, and one line per registry refusal.
 func RefusedText(run *schemas.Run) string {
-	if run == nil || len(run.RefusedConnections) == 0 {
+	if run == nil {
 		return ""
+	}
+	var b strings.Builder
+	for _, r := range run.RegistryRefused {
+		b.WriteString("=== registry: request refused: " + r + "\n")
+	}
+	if len(run.RefusedConnections) == 0 {
+		return b.String()
 	}
 	parts := make([]string, 0, len(run.RefusedConnections))
 	for _, c := range run.RefusedConnections {
 		parts = append(parts, fmt.Sprintf("%s:%d (%dx)", c.Host, c.Port, c.Count))
 	}
-	return "=== egress: connections refused (the sandbox reaches only the date-limited registry proxy and the image's package sources): " + strings.Join(parts, ", ") + "\n"
+	return b.String() + "=== egress: connections refused (the sandbox reaches only the date-limited registry proxy and the image's package sources): " + strings.Join(parts, ", ") + "\n"
 }

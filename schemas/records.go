@@ -103,6 +103,13 @@ type Run struct {
 	D3             DepSet `json:"d3"`
 	// Registry is the digest of the registry proxy's log of what it served and hid.
 	Registry Digest `json:"registry"`
+	// RegistryRefused are the requests the registry proxy refused to the run's container
+	// (outside its session, under another cut-off than the run's, under another run's
+	// session), each the proxy's message naming what was asked and what the session
+	// allows; sorted, at most MaxRegistryRefused; absent when there were none (so runs
+	// stored before the field existed read the same). The registry log (Registry) has them
+	// all.
+	RegistryRefused []string `json:"registry_refused,omitempty"`
 	// SkippedLinks are the project's symbolic links that were not written into the
 	// container because they point outside the project, nowhere, or through too many
 	// links (sorted; absent when there were none, so runs without such links, and runs
@@ -118,6 +125,9 @@ type Run struct {
 	StartedAt  string    `json:"started_at"`
 	FinishedAt string    `json:"finished_at"`
 }
+
+// MaxRegistryRefused bounds Run.RegistryRefused.
+const MaxRegistryRefused = 20
 
 // ConnectionCount is how many connections to one host and port a run asked for.
 type ConnectionCount struct {

@@ -128,6 +128,8 @@ func Open(ctx context.Context, env Env) (*Session, error) {
 		}
 		stage.Cores = append(stage.Cores, &core.Core{
 			Runner: eng, Proxy: srv.Proxy, Store: env.Store, ProxyURL: proxyURL, Door: door,
+			// A proxy reached through a given URL may see the containers through a NAT.
+			SessionsByID: env.ProxyURL != "",
 		})
 	}
 	s.Stage = stage

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -34,6 +35,8 @@ type BoxSpec struct {
 	SystemFiles []File
 	Limits      Limits // StepTimeout is the default timeout of one command
 	Labels      map[string]string
+	// Started is called once the box started, as Spec.Started (an error closes the box).
+	Started func(netip.Addr) error
 }
 
 // Mount is a host directory or regular file (Source, absolute, not a link: the engine
@@ -123,7 +126,8 @@ func (e *Engine) OpenBox(ctx context.Context, bs BoxSpec) (*Box, error) {
 		return nil, fmt.Errorf("%w: box directory %q is not absolute", ErrBadSpec, bs.Dir)
 	}
 	spec, err := validate(Spec{Image: bs.Image, WorkDir: bs.WorkDir, Env: bs.Env, Network: bs.Network,
-		SystemFiles: bs.SystemFiles, Steps: []Step{{Name: "box", Command: "true"}}, Limits: bs.Limits, Labels: bs.Labels})
+		SystemFiles: bs.SystemFiles, Steps: []Step{{Name: "box", Command: "true"}}, Limits: bs.Limits, Labels: bs.Labels,
+		Started: bs.Started})
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +170,10 @@ func (e *Engine) OpenBox(ctx context.Context, bs BoxSpec) (*Box, error) {
 	if err := e.call(ctx, ct, time.Time{}, "starting the box", func(ctx context.Context) error {
 		return e.cli.ContainerStart(ctx, id, container.StartOptions{})
 	}); err != nil {
+		b.Close()
+		return nil, err
+	}
+	if err := e.started(ctx, ct, id, spec); err != nil {
 		b.Close()
 		return nil, err
 	}

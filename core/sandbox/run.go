@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"path"
 	"sort"
 	"strings"
@@ -77,6 +78,9 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 	if err := e.call(ctx, ct, time.Time{}, "starting the container", func(ctx context.Context) error {
 		return e.cli.ContainerStart(ctx, id, container.StartOptions{})
 	}); err != nil {
+		return nil, err
+	}
+	if err := e.started(ctx, ct, id, spec); err != nil {
 		return nil, err
 	}
 	disk, err := e.watchDisk(ctx, id, spec.Limits.DiskBytes, nil)
@@ -161,6 +165,39 @@ func (e *Engine) create(ctx context.Context, ct time.Duration, spec Spec, binds 
 		return err
 	})
 	return created.ID, err
+}
+
+// started calls spec.Started, if any, with the started container's address on the
+// sandbox network (the zero Addr without network).
+func (e *Engine) started(ctx context.Context, ct time.Duration, id string, spec Spec) error {
+	if spec.Started == nil {
+		return nil
+	}
+	var addr netip.Addr
+	if spec.Network != NetworkNone {
+		var ins container.InspectResponse
+		if err := e.call(ctx, ct, time.Time{}, "inspecting the started container", func(ctx context.Context) (err error) {
+			ins, err = e.cli.ContainerInspect(ctx, id)
+			return err
+		}); err != nil {
+			return err
+		}
+		var ip string
+		if ins.NetworkSettings != nil {
+			if n := ins.NetworkSettings.Networks[e.network]; n != nil {
+				ip = n.IPAddress
+			}
+		}
+		a, err := netip.ParseAddr(ip)
+		if err != nil {
+			return fmt.Errorf("%w: the container %s has no address on %s (%q)", ErrStartedHook, shortID(id), e.network, ip)
+		}
+		addr = a.Unmap()
+	}
+	if err := spec.Started(addr); err != nil {
+		return fmt.Errorf("%w: %w", ErrStartedHook, err)
+	}
+	return nil
 }
 
 // step runs one command as an exec; a timeout kills the container. Every engine call of

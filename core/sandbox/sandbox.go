@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path"
 	"strings"
@@ -223,7 +224,16 @@ type Spec struct {
 	Labels  map[string]string // extra container labels
 	// Shell runs each step as append(Shell, Command); default bash -c.
 	Shell []string
+	// Started, when set, is called once the container started and before the first step
+	// with the container's address on the sandbox network (the zero Addr for a run
+	// without network): a server of the host binds what it serves the run to that
+	// address (the registry proxy's session). An error stops the run before any step as
+	// an infrastructure fault (Run returns it, wrapped in ErrStartedHook).
+	Started func(netip.Addr) error
 }
+
+// ErrStartedHook wraps the error of a Spec's or BoxSpec's Started hook.
+var ErrStartedHook = errors.New("the started container's hook failed")
 
 // StepResult is what one step did.
 type StepResult struct {

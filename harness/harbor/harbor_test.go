@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"github.com/envgap/envgap/core/shell"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -147,6 +149,12 @@ func TestBuildIsDeterministicAndChecks(t *testing.T) {
 	}
 	if _, ok := by["environment/project/.git/HEAD"]; !ok {
 		t.Error("no git repository in the environment")
+	}
+	// The registry service serves the task's cut-off alone: the one its clients are given.
+	df := string(by[DockerfilePath].Content)
+	m := regexp.MustCompile(`ENV PIP_INDEX_URL="[^"]*/c/([^/"]+)/pypi/simple/"`).FindStringSubmatch(df)
+	if m == nil || !strings.Contains(df, `"--cutoff", "`+m[1]+`"]`) {
+		t.Errorf("the registry service is not started at the clients' cut-off:\n%s", df)
 	}
 	// Another corpus id is a disagreement.
 	if got, _ := Check(context.Background(), nil, p, CheckOptions{CorpusID: "sha256:other", NoTrials: true}); got.OK() {
@@ -296,6 +304,53 @@ func TestToolSourceBuilds(t *testing.T) {
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build envgap-task: %v\n%s", err, out)
+	}
+	// The task's registry serves its cut-off alone, whatever a URL names: another date is
+	// refused (403, the message saying so) and logged; without --cutoff it does not start.
+	bin := filepath.Join(dir, "envgap-task")
+	if out, err := exec.Command(bin, "serve", "--addr", "127.0.0.1:0").CombinedOutput(); err == nil || !strings.Contains(string(out), "--cutoff") {
+		t.Errorf("serve without --cutoff: %v %s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var stderr bytes.Buffer
+	srv := exec.Command(bin, "serve", "--addr", addr, "--cutoff", "2023-07-30")
+	srv.Env = append(os.Environ(), "ENVGAP_PYPI_UPSTREAM=http://127.0.0.1:1/simple/", "ENVGAP_NPM_UPSTREAM=http://127.0.0.1:1/")
+	srv.Stderr = &stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	getURL := func(u string) (int, string) {
+		for i := 0; i < 100; i++ {
+			resp, err := http.Get("http://" + addr + u)
+			if err != nil {
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode, string(b)
+		}
+		t.Fatalf("envgap-task serve does not answer on %s: %s", addr, stderr.String())
+		return 0, ""
+	}
+	if code, body := getURL("/c/2023-07-30/"); code != http.StatusOK {
+		t.Errorf("the task's cut-off: %d %s", code, body)
+	}
+	for _, u := range []string{"/c/2030-01-01/pypi/simple/tabulate/", "/c/2023-07-31/npm/left-pad", "/s/x/c/2023-07-30/npm/left-pad"} {
+		if code, body := getURL(u); code != http.StatusForbidden || !strings.Contains(body, "the task's cut-off 2023-07-30T23:59:59.999999999Z only") || !strings.Contains(body, "cut-off is fixed") {
+			t.Errorf("%s: %d %s", u, code, body)
+		}
+	}
+	srv.Process.Signal(os.Interrupt)
+	srv.Wait()
+	if n := strings.Count(stderr.String(), "registry request refused"); n != 3 {
+		t.Errorf("the registry's log records %d refusals, want 3:\n%s", n, stderr.String())
 	}
 }
 

@@ -253,7 +253,8 @@ func dockerfile(t *schemas.Task, image string, cutoff schemas.Cutoff) []byte {
 	fmt.Fprintf(&b, "FROM %s AS tool\nWORKDIR /src\nCOPY envgap-task/ ./\n", GoImage)
 	b.WriteString("RUN CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=mod go build -trimpath -o /envgap-task ./cmd/envgap-task\n\n")
 	fmt.Fprintf(&b, "FROM %s AS registry\nCOPY --from=tool /envgap-task /usr/local/bin/envgap-task\n", image)
-	fmt.Fprintf(&b, "EXPOSE %d\nCMD [\"envgap-task\", \"serve\", \"--addr\", \"0.0.0.0:%d\"]\n\n", RegistryPort, RegistryPort)
+	// The task's cut-off is the registry's: a URL naming another date is refused.
+	fmt.Fprintf(&b, "EXPOSE %d\nCMD [\"envgap-task\", \"serve\", \"--addr\", \"0.0.0.0:%d\", \"--cutoff\", %q]\n\n", RegistryPort, RegistryPort, cutoff.String())
 	fmt.Fprintf(&b, "FROM %s AS main\nCOPY --from=tool /envgap-task /usr/local/bin/envgap-task\nCOPY project/ /work/\nWORKDIR /work\n", image)
 	for _, kv := range registry.ClientEnv(RegistryURL, cutoff) {
 		k, v, _ := strings.Cut(kv, "=")
@@ -263,7 +264,8 @@ func dockerfile(t *schemas.Task, image string, cutoff schemas.Cutoff) []byte {
 }
 
 // compose adds the registry service to Harbor's main service.
-const compose = `# The registry service serves PyPI and npm at the task's cut-off (envgap-task serve);
+const compose = `# The registry service serves PyPI and npm at the task's cut-off alone (envgap-task serve
+# --cutoff: a request naming another date is refused with 403 and logged);
 # main's package clients point at it (the Dockerfile's ENV). Upstreams: the public
 # registries, or ENVGAP_PYPI_UPSTREAM / ENVGAP_NPM_UPSTREAM from the host.
 services:
