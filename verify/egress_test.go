@@ -115,7 +115,7 @@ PY`
 	}
 	res, err := sess.engines[0].Run(ctx, sandbox.Spec{Image: cr.ImageRef("envgap-python-eval"), Network: sandbox.NetworkDefault,
 		Env: append(regSess.Env(cr.ProxyURL), doorEnv...), SystemFiles: doorFiles, Steps: steps,
-		Limits: sandbox.Limits{StepTimeout: 2 * time.Minute}})
+		Limits: sandbox.Limits{StepTimeout: 2 * time.Minute}, Started: regSess.Bind})
 	if err != nil {
 		t.Fatal(err)
 	}
