@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/schemas"
 	"github.com/spf13/cobra"
@@ -29,10 +30,11 @@ putting them back when missing), then probe from inside a container on the sandb
 envgap's own listener on the gateway must be reached; a host port envgap did not open, a host
 service bound to all addresses, another run's container, a raw IP and the internet, the cloud
 metadata address, DNS of an arbitrary name and IPv6 must not; the capabilities must be the
-core's alone, with no-new-privileges, and no device node can be made. Prints a table (probe,
-expected, result) and exits 5 when any probe leaks. The registry session and door probes of
-issue 30 (a request outside the session, a later cut-off, another run's session, CONNECT to
-:80, an SNI that is not the CONNECT host) are not among them yet.`,
+core's alone, with no-new-privileges, and no device node can be made. Then the registry
+proxy's sessions, from inside a container that holds one: a request inside its session is
+answered; a request outside the session, a later cut-off, and another run's session are
+refused and recorded in its session. Prints a table (probe, expected, result) and exits 5
+when any probe leaks.`,
 		Example: "  envgap sandbox check\n  envgap sandbox check --json",
 		Args:    exactArgs(0),
 		RunE:    func(c *cobra.Command, args []string) error { return runSandboxCheck(c, f, opts) },
@@ -57,6 +59,11 @@ func runSandboxCheck(c *cobra.Command, f *factory, opts *sandboxCheckOptions) er
 	if err != nil {
 		return err
 	}
+	regProbes, err := core.CheckRegistrySessions(c.Context(), eng, image)
+	if err != nil {
+		return fmt.Errorf("registry session probes: %w", err)
+	}
+	probes = append(probes, regProbes...)
 	leaks := 0
 	for _, p := range probes {
 		if p.Leak {

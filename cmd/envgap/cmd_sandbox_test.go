@@ -30,7 +30,9 @@ func TestSandboxCheck(t *testing.T) {
 		t.Fatalf("sandbox check: %v\n%s", err, out)
 	}
 	for _, want := range []string{"probe", "expected", "result", "envgap's listener on the gateway", "another run's container",
-		"the cloud metadata address", "IPv6", "no new privileges", "12 probes, 0 leaking"} {
+		"the cloud metadata address", "IPv6", "no new privileges",
+		"a request inside its session (control)", "a request outside the session", "a later cut-off", "another run's session", "403 a request outside a registry session, recorded",
+		" probes, 0 leaking"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
