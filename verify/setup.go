@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -22,9 +23,17 @@ type Env struct {
 	Store catalog.Store
 	// Engines are Docker Engine API endpoints; empty means DOCKER_HOST.
 	Engines []string
-	// Registry configures the date-limited proxy (upstreams). Its caches default to the
-	// store.
+	// Registry configures the date-limited proxy (upstreams). Its artifacts are cached in
+	// RegistryCacheDir, its small records in the store.
 	Registry registry.Options
+	// RegistryCacheDir holds the proxy's artifacts and documents, bounded by
+	// RegistryCacheBytes (least recently used go first; see registry.DiskBlobCache).
+	// Empty: <store>/registry-cache for a store in a directory, else the store itself
+	// (unbounded). The store is write-once evidence; the cache is refetchable.
+	RegistryCacheDir string
+	// RegistryCacheBytes bounds RegistryCacheDir (0: registry.DefaultCacheBytes; negative:
+	// no bound).
+	RegistryCacheBytes int64
 	// ProxyListen is the proxy's listen address; empty means each engine's host address
 	// (the gateway of its sandbox network) alone, on one free port: containers reach it,
 	// and it is bound to no wider address.
@@ -60,7 +69,19 @@ func Open(ctx context.Context, env Env) (*Session, error) {
 	opts := env.Registry
 	cache := registry.StoreCache{Store: env.Store}
 	if opts.Blobs == nil {
-		opts.Blobs = cache
+		dir := env.RegistryCacheDir
+		if d, ok := env.Store.(interface{ Dir() string }); ok && dir == "" && d.Dir() != "" {
+			dir = filepath.Join(d.Dir(), "registry-cache")
+		}
+		if dir != "" {
+			blobs, err := registry.OpenDiskBlobCache(dir, env.RegistryCacheBytes)
+			if err != nil {
+				return nil, err
+			}
+			opts.Blobs = blobs
+		} else {
+			opts.Blobs = cache
+		}
 	}
 	if opts.Refs == nil {
 		opts.Refs = cache

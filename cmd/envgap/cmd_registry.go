@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/envgap/envgap/core/registry"
 	"github.com/envgap/envgap/data/catalog"
@@ -31,7 +33,9 @@ was published at or before a cut-off carried in the URL path:
   http://ADDR/c/<cutoff>/npm/           (npm: --registry)
 
 The cut-off is RFC 3339 with an offset (2023-07-30T12:48:33Z) or a bare date (the end of
-that day, UTC). Upstream faults answer 502, never 404. Artifacts are cached by sha256.
+that day, UTC). Upstream faults answer 502, never 404. Artifacts are cached by sha256 in
+<store>/registry-cache, bounded by $ENVGAP_REGISTRY_CACHE_SIZE (default 20G; least
+recently used go first).
 
 This stand-alone proxy serves any cut-off a URL names (for a person on this host); with
 --cutoff it serves that cut-off alone and refuses (403) a URL naming another. The proxy
@@ -58,6 +62,17 @@ opened for each container, at the run's cut-off.`,
 			}
 			cache := registry.StoreCache{Store: st}
 			ro.Blobs, ro.Refs = cache, cache
+			if d := st.Dir(); d != "" {
+				size := int64(0)
+				if v := os.Getenv(EnvRegistryCacheSize); v != "" {
+					if size, err = registry.ParseSize(v); err != nil {
+						return usageError{fmt.Errorf("$%s: %w", EnvRegistryCacheSize, err)}
+					}
+				}
+				if ro.Blobs, err = registry.OpenDiskBlobCache(filepath.Join(d, "registry-cache"), size); err != nil {
+					return err
+				}
+			}
 			return registry.Serve(c.Context(), opts.Addr, ro)
 		},
 	}

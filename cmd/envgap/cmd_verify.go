@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/envgap/envgap/core/registry"
@@ -22,7 +23,12 @@ type engineOptions struct {
 	Memory       int64
 	// GitURLTemplate says where GitHub candidates are fetched from.
 	GitURLTemplate string
+	// RegistryCacheSize bounds the registry proxy's artifact cache.
+	RegistryCacheSize string
 }
+
+// EnvRegistryCacheSize is the default of --registry-cache-size.
+const EnvRegistryCacheSize = "ENVGAP_REGISTRY_CACHE_SIZE"
 
 func (o *engineOptions) addFlags(c *cobra.Command) {
 	c.Flags().StringArrayVar(&o.Engines, "engine", nil, "Docker Engine API endpoint (repeat to spread work over several engines; default $DOCKER_HOST)")
@@ -32,6 +38,7 @@ func (o *engineOptions) addFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.ProxyURL, "proxy-url", "", "the proxy's root as containers reach it (default http://<each engine's bridge gateway>:<port>; set it for engines on other machines, with --proxy-listen)")
 	c.Flags().DurationVar(&o.StepTimeout, "step-timeout", 20*time.Minute, "time limit of each step")
 	c.Flags().Int64Var(&o.Memory, "memory", 4<<30, "memory limit of each container, in bytes")
+	c.Flags().StringVar(&o.RegistryCacheSize, "registry-cache-size", os.Getenv(EnvRegistryCacheSize), "size bound of the registry proxy's artifact cache (<store>/registry-cache; least recently used go first), e.g. 20G, 512MiB; -1 for none (default $"+EnvRegistryCacheSize+", else 20G)")
 	c.Flags().StringVar(&o.GitURLTemplate, "git-url-template", "", "where GitHub candidates are fetched from, with {repo}, {owner}, {name} (default GitHub's)")
 }
 
@@ -42,12 +49,19 @@ func (o *engineOptions) open(c *cobra.Command, f *factory) (*verify.Session, ver
 	if err != nil {
 		return nil, verify.Options{}, err
 	}
+	var cacheBytes int64
+	if o.RegistryCacheSize != "" {
+		if cacheBytes, err = registry.ParseSize(o.RegistryCacheSize); err != nil {
+			return nil, verify.Options{}, usageError{fmt.Errorf("--registry-cache-size (or $%s): %w", EnvRegistryCacheSize, err)}
+		}
+	}
 	sess, err := verify.Open(c.Context(), verify.Env{
-		Store:       st,
-		Engines:     o.Engines,
-		Registry:    registry.Options{PyPIUpstream: o.PyPIUpstream, NPMUpstream: npmRegistryOrWarn(c.Context(), f, o.NPMUpstream, "--npm-upstream")},
-		ProxyListen: o.ProxyListen,
-		ProxyURL:    o.ProxyURL,
+		Store:              st,
+		RegistryCacheBytes: cacheBytes,
+		Engines:            o.Engines,
+		Registry:           registry.Options{PyPIUpstream: o.PyPIUpstream, NPMUpstream: npmRegistryOrWarn(c.Context(), f, o.NPMUpstream, "--npm-upstream")},
+		ProxyListen:        o.ProxyListen,
+		ProxyURL:           o.ProxyURL,
 	})
 	if err != nil {
 		return nil, verify.Options{}, err

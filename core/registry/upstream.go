@@ -144,6 +144,9 @@ func (f *fetcher) getDoc(ctx context.Context, url, accept, kind string, anyAge b
 		if json.Unmarshal(b, &m) != nil || m.SHA256 == "" {
 			return nil, nil
 		}
+		if hc, ok := f.blobs.(interface{ Has(string) bool }); ok && !hc.Has(m.SHA256) {
+			return nil, nil // the body was evicted from a bounded cache: fetch it again
+		}
 		if fresh(m) {
 			if p, err := f.parsedFor(kind, m.SHA256, parse); err == nil {
 				return &doc{meta: m, parsed: p}, nil
