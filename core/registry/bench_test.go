@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -222,4 +223,51 @@ func BenchmarkHugePackument(b *testing.B) {
 			b.ReportMetric(docMiB, "doc-MiB")
 		})
 	}
+}
+
+// BenchmarkOpenSessions measures what a run's registry session costs: opening one,
+// binding it to its container's address and closing it, with 1000 other sessions open
+// (open-bind-close); and a warm metadata request under a bound session against the same
+// request of the stand-alone proxy (session-request, standalone-request: their ratio is
+// the cost of the session check per request).
+func BenchmarkOpenSessions(b *testing.B) {
+	up := newUpstream(b)
+	p, srv := newTestProxy(b, up, nil)
+	cut := mustCutoff(b, testCutoff)
+	var open []*Session
+	for i := range 1000 {
+		s := p.NewSession(cut)
+		if err := s.Bind(netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)})); err != nil {
+			b.Fatal(err)
+		}
+		open = append(open, s)
+	}
+	defer func() {
+		for _, s := range open {
+			s.Close()
+		}
+	}()
+	b.Run("open-bind-close", func(b *testing.B) {
+		a := netip.MustParseAddr("10.2.0.1")
+		for b.Loop() {
+			s := p.NewSession(cut)
+			if err := s.Bind(a); err != nil {
+				b.Fatal(err)
+			}
+			s.Close()
+		}
+	})
+	s := localSession(b, p, cut)
+	defer s.Close()
+	fetchAll(b, s.BaseURL(srv.URL)+"/npm/demo-pkg", npmAccept)
+	b.Run("session-request", func(b *testing.B) {
+		for b.Loop() {
+			fetchAll(b, s.BaseURL(srv.URL)+"/npm/demo-pkg", npmAccept)
+		}
+	})
+	b.Run("standalone-request", func(b *testing.B) {
+		for b.Loop() {
+			fetchAll(b, srv.URL+"/c/"+testCutoff+"/npm/demo-pkg", npmAccept)
+		}
+	})
 }

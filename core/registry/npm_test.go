@@ -233,7 +233,7 @@ func TestLenient(t *testing.T) {
 	}
 }
 
-func mustCutoff(t *testing.T, s string) schemas.Cutoff {
+func mustCutoff(t testing.TB, s string) schemas.Cutoff {
 	t.Helper()
 	c, err := schemas.ParseCutoff(s)
 	if err != nil {
