@@ -14,10 +14,23 @@
 //	[/s/<session>]/c/<cutoff>/npm/<name>/-/<file>.tgz           tarball
 //
 // <cutoff> is RFC 3339 with an offset (normalised to UTC) or a bare date, meaning the end
-// of that day in UTC; a date-time without an offset is rejected (see schemas.ParseCutoff). The
-// optional /s/<session> prefix attributes requests to a Session, whose Record lists what
-// was served and hidden and which upstream faults occurred; the evaluation core opens one
-// session per container run and stores the record with the run.
+// of that day in UTC; a date-time without an offset is rejected (see schemas.ParseCutoff).
+// The /s/<session> prefix attributes requests to a Session, whose Record lists what was
+// served, hidden and refused and which upstream faults occurred; the evaluation core opens
+// one session per container run and stores the record with the run.
+//
+// # Sessions
+//
+// The session is the cut-off. The core's proxy (Options with neither Cutoff nor AnyCutoff)
+// serves only under a session bound to the asking address (Session.Bind, called with the
+// container's address once it started; BindAnyAddress for a proxy behind a NAT, where the
+// session's random id is the credential), at that session's cut-off. A request without a
+// session, naming another date, or under a session that is unknown, closed, unbound or
+// another container's is refused with RefusedStatus (403) and a message saying what was
+// asked, what the asker's session allows, and that the cut-off is fixed; the refusal is
+// recorded in the session the asking address holds (Record.Refused). Options.Cutoff serves
+// one fixed cut-off without sessions (a Harbor task's registry); Options.AnyCutoff any cut-off
+// a URL names (the stand-alone proxy of envgap registry serve).
 //
 // # Filtering
 //
@@ -64,5 +77,8 @@
 // answer is written while reading the cached document again, decoding one version at a time.
 //
 // StoreCache keeps both in envgap's content-addressed store (package data): artifacts are
-// objects, the small records memo entries of stage "registry".
+// objects, the small records memo entries of stage "registry". DiskBlobCache keeps artifacts
+// in a directory of their own with a size bound and least-recently-used eviction (the store
+// is write-once; see its doc for why eviction is safe with concurrent readers); the command
+// line uses it, with StoreCache for the small records.
 package registry
