@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"sync"
@@ -191,4 +192,38 @@ func BenchmarkDiskWatch(b *testing.B) {
 	b.ReportMetric(float64(statfs.Nanoseconds())/1000/n, "statfs-µs")
 	b.ReportMetric(float64(walk.Microseconds())/1000/n, "walk-ms")
 	b.ReportMetric(float64(walk.Nanoseconds())/1000/n/files, "walk-µs/file")
+}
+
+// BenchmarkStartedHook measures what the Started hook adds to a run on the sandbox
+// network (its address comes from the inspection the disk watch makes anyway): runs with and without it, alternated,
+// and their ratio (hook-ms / plain-ms).
+func BenchmarkStartedHook(b *testing.B) {
+	e, img := needEngine(b)
+	ctx := context.Background()
+	var hookTotal, plainTotal time.Duration
+	for b.Loop() {
+		spec := trivialSpec(img)
+		spec.Network = NetworkDefault
+		t0 := time.Now()
+		if _, err := e.Run(ctx, spec); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		spec.Started = func(a netip.Addr) error {
+			if !a.IsValid() {
+				return fmt.Errorf("no address")
+			}
+			return nil
+		}
+		if _, err := e.Run(ctx, spec); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		plainTotal += t1.Sub(t0)
+		hookTotal += t2.Sub(t1)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(plainTotal.Milliseconds())/n, "plain-ms")
+	b.ReportMetric(float64(hookTotal.Milliseconds())/n, "hook-ms")
+	b.ReportMetric(float64(hookTotal)/float64(plainTotal), "ratio")
 }

@@ -173,12 +173,12 @@ func (e *Engine) OpenBox(ctx context.Context, bs BoxSpec) (*Box, error) {
 		b.Close()
 		return nil, err
 	}
-	if err := e.started(ctx, ct, id, spec); err != nil {
+	// The bound covers the box's writable layer and the mounted directory.
+	if b.disk, err = e.watchDisk(ctx, id, spec.Limits.DiskBytes, []string{bs.Dir}); err != nil {
 		b.Close()
 		return nil, err
 	}
-	// The bound covers the box's writable layer and the mounted directory.
-	if b.disk, err = e.watchDisk(ctx, id, spec.Limits.DiskBytes, []string{bs.Dir}); err != nil {
+	if err := e.started(id, spec, b.disk.ins); err != nil {
 		b.Close()
 		return nil, err
 	}

@@ -58,6 +58,9 @@ type diskWatch struct {
 	stop     chan struct{}
 	done     chan struct{}
 	once     sync.Once
+	// ins is the container's inspection when the watch started (the Started hook reads
+	// the container's address from it: no second inspect).
+	ins container.InspectResponse
 }
 
 // watchDisk starts watching container id (created, started or not). Stop it with stop.
@@ -71,6 +74,7 @@ func (e *Engine) watchDisk(ctx context.Context, id string, limit int64, mounts [
 	if err != nil {
 		return nil, err
 	}
+	w.ins = ins
 	if up := ins.GraphDriver.Data["UpperDir"]; up != "" && e.local() {
 		if fi, err := os.Stat(up); err == nil && fi.IsDir() {
 			w.upper = up

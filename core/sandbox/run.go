@@ -80,14 +80,14 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := e.started(ctx, ct, id, spec); err != nil {
-		return nil, err
-	}
 	disk, err := e.watchDisk(ctx, id, spec.Limits.DiskBytes, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer disk.close()
+	if err := e.started(id, spec, disk.ins); err != nil {
+		return nil, err
+	}
 	res = &Result{ImageID: img.ID, ContainerID: id, Collected: map[string][]byte{}}
 	killed := false
 	for _, st := range spec.Steps {
@@ -168,20 +168,14 @@ func (e *Engine) create(ctx context.Context, ct time.Duration, spec Spec, binds 
 }
 
 // started calls spec.Started, if any, with the started container's address on the
-// sandbox network (the zero Addr without network).
-func (e *Engine) started(ctx context.Context, ct time.Duration, id string, spec Spec) error {
+// sandbox network (the zero Addr without network), read from ins, an inspection made
+// after the start (the disk watch's).
+func (e *Engine) started(id string, spec Spec, ins container.InspectResponse) error {
 	if spec.Started == nil {
 		return nil
 	}
 	var addr netip.Addr
 	if spec.Network != NetworkNone {
-		var ins container.InspectResponse
-		if err := e.call(ctx, ct, time.Time{}, "inspecting the started container", func(ctx context.Context) (err error) {
-			ins, err = e.cli.ContainerInspect(ctx, id)
-			return err
-		}); err != nil {
-			return err
-		}
 		var ip string
 		if ins.NetworkSettings != nil {
 			if n := ins.NetworkSettings.Networks[e.network]; n != nil {
