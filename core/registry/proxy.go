@@ -93,7 +93,9 @@ type Options struct {
 	AnyCutoff bool
 }
 
-// Proxy is the date-limited registry proxy, an http.Handler. Paths:
+// Proxy is the date-limited registry proxy, an http.Handler. Paths (the /s/<session>
+// prefix is required unless Options.Cutoff or Options.AnyCutoff is set; see the package
+// doc's Sessions):
 //
 //	[/s/<session>]/c/<cutoff>/pypi/simple/<project>/     PEP 503 HTML / PEP 691 JSON
 //	[/s/<session>]/c/<cutoff>/pypi/files/<project>/<file>[.metadata]
