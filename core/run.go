@@ -215,14 +215,18 @@ func (c *Core) stepRecord(st sandbox.StepResult) (schemas.StepRecord, error) {
 }
 
 // RefusedText says, for people and agents, which connections a run's sandbox was refused
-// ("" when none): one line naming each host:port and how many times.
+// ("" when none): one line naming each host:port, how many times and why.
 func RefusedText(run *schemas.Run) string {
 	if run == nil || len(run.RefusedConnections) == 0 {
 		return ""
 	}
 	parts := make([]string, 0, len(run.RefusedConnections))
 	for _, c := range run.RefusedConnections {
-		parts = append(parts, fmt.Sprintf("%s:%d (%dx)", c.Host, c.Port, c.Count))
+		if c.Reason != "" {
+			parts = append(parts, fmt.Sprintf("%s:%d (%dx, %s)", c.Host, c.Port, c.Count, c.Reason))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s:%d (%dx)", c.Host, c.Port, c.Count))
+		}
 	}
 	return "=== egress: connections refused (the sandbox reaches only the date-limited registry proxy and the image's package sources): " + strings.Join(parts, ", ") + "\n"
 }
