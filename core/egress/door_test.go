@@ -11,11 +11,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -353,5 +355,30 @@ func TestSessionBounds(t *testing.T) {
 	}
 	if rec := s.Close(); !hasRefusal(rec.Refused, "127.0.0.1", atoi(upPort), "over the session's bound") {
 		t.Errorf("byte bound not recorded: %s", reasons(rec.Refused))
+	}
+}
+
+// curl sends the credential of the proxy URL's userinfo, for plain requests and tunnels,
+// and a tunnel it opens by name passes the SNI check.
+func TestCurlThroughTheDoor(t *testing.T) {
+	curl := testenv.Tool(t, "curl")
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "plain ok") }))
+	defer plain.Close()
+	secure := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "tls ok") }))
+	defer secure.Close()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(secure.URL, "https://"))
+	s := openTLS(t, atoi(port), nil, strings.TrimPrefix(plain.URL, "http://"), "localhost:"+port)
+	for _, c := range []struct{ url, want string }{{plain.URL + "/", "plain ok"}, {"https://localhost:" + port + "/", "tls ok"}} {
+		out, err := exec.Command(curl, "-sS", "-k", "--noproxy", "", "-x", s.URL(), c.url).CombinedOutput()
+		if err != nil || string(out) != c.want {
+			t.Errorf("curl %s: %v %q", c.url, err, out)
+		}
+	}
+	out, _ := exec.Command(curl, "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--noproxy", "", "-x", "http://"+s.Addr(), plain.URL).CombinedOutput()
+	if string(out) != "407" {
+		t.Errorf("curl without the credential: %q", out)
+	}
+	if rec := s.Close(); len(rec.Allowed) != 2 || len(rec.Refused) != 0 {
+		t.Errorf("record %+v", rec)
 	}
 }

@@ -154,6 +154,7 @@ func (d *Door) Open(allow []string) (*Session, error) {
 			pr.Out.Header.Del("Proxy-Authorization")
 		},
 		Transport: s.tr,
+		ErrorLog:  log.New(io.Discard, "", 0),
 		ModifyResponse: func(resp *http.Response) error {
 			host, port := strings.ToLower(resp.Request.URL.Hostname()), portOf(resp.Request.URL)
 			resp.Body = &meteredBody{ReadCloser: resp.Body, s: s, host: host, port: port}
