@@ -109,6 +109,8 @@ PY`
 	steps := []sandbox.Step{
 		{Name: "pip", Command: "pip install demo-pkg && python3 -c 'import demo_pkg; print(\"value\", demo_pkg.VALUE)'"},
 		{Name: "apt", Command: aptFetch},
+		// apt itself, with the door's Acquire::http::Proxy (the session's credential in it).
+		{Name: "apt-get", Command: "apt-get update 2>&1 | tail -5; exit ${PIPESTATUS[0]}"},
 		{Name: "npm-live-via-proxy", Command: fmt.Sprintf(`python3 -c 'import urllib.request; urllib.request.urlopen(%q, timeout=20)'`, live+"left-pad")},
 		{Name: "npm-live-direct", Command: directPy},
 		{Name: "npm-live-noproxy", Command: fmt.Sprintf(`env -u HTTPS_PROXY -u https_proxy -u HTTP_PROXY -u http_proxy python3 -c 'import socket; socket.create_connection((%q, %d), timeout=20)'`, ips[0], npmPort)},
@@ -128,6 +130,9 @@ PY`
 	}
 	if s := out["apt"]; s.ExitCode != 0 || !strings.Contains(string(s.Output), "apt source ok") || !strings.Contains(string(s.Output), "True") {
 		t.Errorf("the image's apt source through the door: exit %d\n%s", s.ExitCode, s.Output)
+	}
+	if s := out["apt-get"]; s.ExitCode != 0 || strings.Contains(string(s.Output), "407") || strings.Contains(string(s.Output), "Err:") {
+		t.Errorf("apt-get update through the door: exit %d\n%s", s.ExitCode, s.Output)
 	}
 	if s := out["npm-live-via-proxy"]; s.ExitCode == 0 || !strings.Contains(string(s.Output), "403") {
 		t.Errorf("the live npm registry through the door was not refused: exit %d\n%s", s.ExitCode, s.Output)
@@ -209,6 +214,13 @@ func TestEgressSetupThatReachesAroundTheProxyFails(t *testing.T) {
 			}
 			if refusedCount(run.RefusedConnections, tt.host, tt.port) == 0 {
 				t.Errorf("the run does not record the refusal of %s:%d: %+v", tt.host, tt.port, run.RefusedConnections)
+			}
+			// Refused for its target, so the client sent the session's credential (a request
+			// without it is answered 407 and recorded nowhere).
+			for _, r := range run.RefusedConnections {
+				if r.Host == tt.host && r.Reason != "not on the allowlist" {
+					t.Errorf("refusal of %s:%d: reason %q, want \"not on the allowlist\"", r.Host, r.Port, r.Reason)
+				}
 			}
 			if txt := core.RefusedText(run); !strings.Contains(txt, fmt.Sprintf("%s:%d (", tt.host, tt.port)) {
 				t.Errorf("the run's log line does not name the refused host: %q", txt)
