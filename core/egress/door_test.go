@@ -382,3 +382,25 @@ func TestCurlThroughTheDoor(t *testing.T) {
 		t.Errorf("record %+v", rec)
 	}
 }
+
+// A plain request goes to its URL's host with Host forced to it, whatever Host it sends.
+func TestPlainRequestHostForced(t *testing.T) {
+	hosts := make(chan string, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hosts <- r.Host }))
+	defer up.Close()
+	upHost := strings.TrimPrefix(up.URL, "http://")
+	s := openLoopback(t, upHost)
+	c, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET http://"+upHost+"/x HTTP/1.1\r\nHost: other-tenant.example\r\nProxy-Authorization: "+s.auth+"\r\n\r\n")
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	if !strings.Contains(line, " 200 ") {
+		t.Fatalf("status %q", line)
+	}
+	if h := <-hosts; h != upHost {
+		t.Errorf("upstream saw Host %q, want %q", h, upHost)
+	}
+}
