@@ -404,3 +404,19 @@ func TestPlainRequestHostForced(t *testing.T) {
 		t.Errorf("upstream saw Host %q, want %q", h, upHost)
 	}
 }
+
+// Closing a session cuts a tunnel still waiting for its ClientHello at once.
+func TestCloseCutsATunnelWaitingForItsHello(t *testing.T) {
+	s := openTLS(t, 443, func(d *Door) { d.HelloTimeout = time.Hour }, "slow.example:443")
+	_, br, line := tunnel(t, s, "slow.example:443", s.auth)
+	if !strings.Contains(line, " 200 ") {
+		t.Fatalf("CONNECT: %q", line)
+	}
+	rec := s.Close() // returns only once the tunnel is gone
+	if n, _ := io.Copy(io.Discard, br); n != 0 {
+		t.Errorf("%d bytes from a cut tunnel", n)
+	}
+	if len(rec.Refused)+len(rec.Allowed) != 0 {
+		t.Errorf("record %+v", rec)
+	}
+}

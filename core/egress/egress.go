@@ -489,10 +489,14 @@ func (s *Session) tunnel(conn net.Conn, br *bufio.Reader, host string, port int)
 	defer s.tunnels.Done()
 	defer conn.Close()
 	defer s.release() // before the client sees the end
+	// Closing the session cuts its tunnels, from the wait for the hello on.
+	defer context.AfterFunc(s.ctx, func() { conn.Close() })()
 	conn.SetReadDeadline(time.Now().Add(s.door.helloTimeout()))
 	hello, sni, err := readClientHello(br)
 	conn.SetReadDeadline(time.Time{})
 	switch {
+	case s.ctx.Err() != nil:
+		return
 	case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
 		s.refuseTunnel(host, port, fmt.Sprintf("no TLS ClientHello within %s", s.door.helloTimeout()))
 		return
@@ -510,7 +514,7 @@ func (s *Session) tunnel(conn net.Conn, br *bufio.Reader, host string, port int)
 		s.refuseTunnel(host, port, s.overBytes())
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.door.dialTimeout())
+	ctx, cancel := context.WithTimeout(s.ctx, s.door.dialTimeout())
 	up, err := (&net.Dialer{Control: s.door.dialControl()}).DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	cancel()
 	if err != nil {
@@ -519,9 +523,7 @@ func (s *Session) tunnel(conn net.Conn, br *bufio.Reader, host string, port int)
 	}
 	defer up.Close()
 	s.count(s.allowed, host, port, "")
-	// Closing the session cuts its tunnels.
-	stop := context.AfterFunc(s.ctx, func() { conn.Close(); up.Close() })
-	defer stop()
+	defer context.AfterFunc(s.ctx, func() { up.Close() })()
 	if _, err := up.Write(hello); err != nil {
 		return
 	}
