@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/envgap/envgap/core/egress"
 	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/schemas"
 )
@@ -67,8 +68,20 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 	steps := c.steps(spec.Side, r, ev)
 	lim := spec.Limits.WithDefaults()
 	sbFiles, skippedLinks := sandboxFiles(files)
-	door, doorEnv, doorFiles, err := c.OpenDoor(ctx, r.Image)
-	if err != nil {
+	// The door's allowlist is that of the image id last seen for r.Image, without asking
+	// the engine again: the run reports the id it ran on, checked below.
+	var door *egress.Session
+	var doorEnv []string
+	var doorFiles []sandbox.File
+	doorImage := ""
+	var doorErr error
+	if c.Door != nil {
+		var allow []string
+		if allow, doorImage, doorErr = c.allowlistOf(ctx, r.Image); doorErr == nil {
+			door, doorEnv, doorFiles, doorErr = c.openDoor(allow, nil)
+		}
+	}
+	if err := doorErr; err != nil {
 		if ctx.Err() != nil {
 			return nil, schemas.Digest{}, ctx.Err()
 		}
@@ -99,6 +112,10 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 			return nil, schemas.Digest{}, ctx.Err()
 		}
 		return nil, schemas.Digest{}, &InfraError{fmt.Errorf("%s: %w", spec.InstanceID, runErr)}
+	}
+	if doorImage != "" && res.ImageID != doorImage {
+		c.forgetImage(r.Image)
+		return nil, schemas.Digest{}, &InfraError{fmt.Errorf("%s: %s was rebuilt since its package sources were read for the egress door (%s, then %s): run again", spec.InstanceID, r.Image, shortImageID(doorImage), shortImageID(res.ImageID))}
 	}
 	if len(regRec.Errors) > 0 {
 		e := regRec.Errors[0]
@@ -229,4 +246,12 @@ func RefusedText(run *schemas.Run) string {
 		}
 	}
 	return "=== egress: connections refused (the sandbox reaches only the date-limited registry proxy and the image's package sources): " + strings.Join(parts, ", ") + "\n"
+}
+
+func shortImageID(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
 }

@@ -2,9 +2,11 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/envgap/envgap/core/registry"
 	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -226,5 +229,56 @@ func TestEgressSetupThatReachesAroundTheProxyFails(t *testing.T) {
 				t.Errorf("the run's log line does not name the refused host: %q", txt)
 			}
 		})
+	}
+}
+
+// A run reuses the door's allowlist of the image id it last saw for an image, without
+// asking the engine again; when the image was rebuilt meanwhile, the run (on the new id)
+// is an infrastructure fault that names it, and the next run reads the new image's
+// sources.
+func TestEgressDoorNoticesARebuiltImage(t *testing.T) {
+	st, _ := catalog.Open(t.TempDir())
+	sess := openEnv(t, st, "http://127.0.0.1:1/simple/")
+	cr := sess.Stage.Cores[0]
+	docker := testenv.Tool(t, "docker")
+	ref := "localhost/envgap-door-rebuild-test:latest"
+	var built []string
+	build := func(label string) {
+		t.Helper()
+		cmd := exec.Command(docker, "build", "-q", "-t", ref, "-")
+		cmd.Stdin = strings.NewReader("FROM " + schemas.ImageRef("envgap-python-eval") + "\nLABEL org.envgap.test=" + label + "\n")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("docker build: %v\n%s", err, out)
+		}
+		built = append(built, strings.TrimSpace(string(out)))
+	}
+	t.Cleanup(func() { exec.Command(docker, append([]string{"rmi", "-f"}, built...)...).Run() })
+	build("one")
+	cr.Images = func(name string) string {
+		if name == "envgap-python-eval" {
+			return ref
+		}
+		return schemas.ImageRef(name)
+	}
+	run := func(i int) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		_, _, err := cr.Run(ctx, core.Spec{InstanceID: "envgap__o__rebuild-1", Side: core.SideAfter,
+			Project: []core.File{{Path: "app.py", Content: []byte(fmt.Sprintf("print('ok')\n# %d\n", i))}},
+			Recipe:  schemas.Recipe{Ecosystem: schemas.EcosystemPython, ResolveCommand: "true", RunCommand: "python3 app.py"},
+			Cutoff:  schemas.MustParseCutoff("2024-01-01"), Limits: sandbox.Limits{StepTimeout: time.Minute}})
+		return err
+	}
+	if err := run(1); err != nil {
+		t.Fatalf("first run: %v", err)
+	}
+	build("two")
+	var infra *core.InfraError
+	if err := run(2); !errors.As(err, &infra) || !strings.Contains(err.Error(), "rebuilt since its package sources were read") {
+		t.Fatalf("run on the rebuilt image: %v, want an infrastructure fault naming the rebuild", err)
+	}
+	if err := run(3); err != nil {
+		t.Fatalf("the run after: %v", err)
 	}
 }
