@@ -303,7 +303,7 @@ func (s *Session) count(m map[schemas.ConnectionCount]int, host string, port int
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := m[k]; !ok && len(m) >= MaxDistinct {
-		k = schemas.ConnectionCount{Host: "(other)", Reason: "more than 1000 distinct targets"}
+		k = schemas.ConnectionCount{Host: "(other)", Reason: fmt.Sprintf("more than %d distinct targets", MaxDistinct)}
 	}
 	m[k]++
 }
