@@ -101,8 +101,9 @@ type Core struct {
 	// the address the sandbox reports once the container started).
 	SessionsByID bool
 
-	allowMu sync.Mutex
-	allow   map[string][]string // image id -> allowlist
+	allowMu  sync.Mutex
+	allow    map[string][]string // image id -> allowlist
+	allowRef map[string]string   // image reference -> the id its allowlist was last read for
 }
 
 // ImageRef returns the engine reference of a card image name.
@@ -284,6 +285,43 @@ func (c *Core) Allowlist(ctx context.Context, name string) ([]string, error) {
 	return hosts, nil
 }
 
+// allowlistOf is Allowlist for a run, which reports the id of the image it ran on: the
+// allowlist of the id the reference had when last asked, without asking the engine again
+// (the run checks the id afterwards, see Run). It returns that id.
+func (c *Core) allowlistOf(ctx context.Context, name string) ([]string, string, error) {
+	ref := c.ImageRef(name)
+	c.allowMu.Lock()
+	id, ok := c.allowRef[ref]
+	hosts, cached := c.allow[id]
+	c.allowMu.Unlock()
+	if ok && cached {
+		return hosts, id, nil
+	}
+	id, err := c.Runner.ImageID(ctx, ref)
+	if err != nil {
+		return nil, "", err
+	}
+	hosts, err = c.Allowlist(ctx, name)
+	if err != nil {
+		return nil, "", err
+	}
+	c.allowMu.Lock()
+	if c.allowRef == nil {
+		c.allowRef = map[string]string{}
+	}
+	c.allowRef[ref] = id
+	c.allowMu.Unlock()
+	return hosts, id, nil
+}
+
+// forgetImage drops what allowlistOf remembers of a card image's reference (its image
+// was rebuilt).
+func (c *Core) forgetImage(name string) {
+	c.allowMu.Lock()
+	delete(c.allowRef, c.ImageRef(name))
+	c.allowMu.Unlock()
+}
+
 // OpenDoor opens an egress session for one container of a card image and returns it
 // with the environment and files that send the container's clients through it (the
 // registry proxy stays direct). With no Door it returns a nil session and nothing to
@@ -298,6 +336,10 @@ func (c *Core) OpenDoor(ctx context.Context, image string, extra ...string) (*eg
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	return c.openDoor(allow, extra)
+}
+
+func (c *Core) openDoor(allow, extra []string) (*egress.Session, []string, []sandbox.File, error) {
 	s, err := c.Door.Open(append(slices.Clip(allow), extra...))
 	if err != nil {
 		return nil, nil, nil, err

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/envgap/envgap/core/egress"
 	"github.com/envgap/envgap/core/registry"
 	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/schemas"
@@ -70,8 +71,20 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 	steps := c.steps(spec.Side, r, ev)
 	lim := spec.Limits.WithDefaults()
 	sbFiles, skippedLinks := sandboxFiles(files)
-	door, doorEnv, doorFiles, err := c.OpenDoor(ctx, r.Image)
-	if err != nil {
+	// The door's allowlist is that of the image id last seen for r.Image, without asking
+	// the engine again: the run reports the id it ran on, checked below.
+	var door *egress.Session
+	var doorEnv []string
+	var doorFiles []sandbox.File
+	doorImage := ""
+	var doorErr error
+	if c.Door != nil {
+		var allow []string
+		if allow, doorImage, doorErr = c.allowlistOf(ctx, r.Image); doorErr == nil {
+			door, doorEnv, doorFiles, doorErr = c.openDoor(allow, nil)
+		}
+	}
+	if err := doorErr; err != nil {
 		if ctx.Err() != nil {
 			return nil, schemas.Digest{}, ctx.Err()
 		}
@@ -103,6 +116,10 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 			return nil, schemas.Digest{}, ctx.Err()
 		}
 		return nil, schemas.Digest{}, &InfraError{fmt.Errorf("%s: %w", spec.InstanceID, runErr)}
+	}
+	if doorImage != "" && res.ImageID != doorImage {
+		c.forgetImage(r.Image)
+		return nil, schemas.Digest{}, &InfraError{fmt.Errorf("%s: %s was rebuilt since its package sources were read for the egress door (%s, then %s): run again", spec.InstanceID, r.Image, shortImageID(doorImage), shortImageID(res.ImageID))}
 	}
 	if len(regRec.Errors) > 0 {
 		e := regRec.Errors[0]
@@ -246,8 +263,8 @@ func registryRefused(rec registry.Record) []string {
 
 // RefusedText says, for people and agents, which connections a run's sandbox was refused
 // and which registry requests (outside the run's session or cut-off) the registry proxy
-// refused ("" when none): one line for the connections, naming each host:port and how
-// many times, and one line per registry refusal.
+// refused ("" when none): one line per registry refusal, and one line for the
+// connections, naming each host:port, how many times and why.
 func RefusedText(run *schemas.Run) string {
 	if run == nil {
 		return ""
@@ -261,7 +278,19 @@ func RefusedText(run *schemas.Run) string {
 	}
 	parts := make([]string, 0, len(run.RefusedConnections))
 	for _, c := range run.RefusedConnections {
-		parts = append(parts, fmt.Sprintf("%s:%d (%dx)", c.Host, c.Port, c.Count))
+		if c.Reason != "" {
+			parts = append(parts, fmt.Sprintf("%s:%d (%dx, %s)", c.Host, c.Port, c.Count, c.Reason))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s:%d (%dx)", c.Host, c.Port, c.Count))
+		}
 	}
 	return b.String() + "=== egress: connections refused (the sandbox reaches only the date-limited registry proxy and the image's package sources): " + strings.Join(parts, ", ") + "\n"
+}
+
+func shortImageID(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
 }

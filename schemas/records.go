@@ -117,8 +117,8 @@ type Run struct {
 	SkippedLinks []string `json:"skipped_links,omitempty"`
 	// RefusedConnections are the connections the sandbox's egress door refused during
 	// the run (core/egress: everything but the registry proxy and the image's undated
-	// package sources), by host and port with a count, sorted; absent when there were
-	// none. Connections that bypass the door are refused by the kernel and not listed.
+	// package sources), by host, port and reason with a count, sorted; absent when there
+	// were none. Connections that bypass the door are refused by the kernel and not listed.
 	RefusedConnections []ConnectionCount `json:"refused_connections,omitempty"`
 	// Limits are the limits the run had (the output cap among them).
 	Limits     RunLimits `json:"limits"`
@@ -129,11 +129,16 @@ type Run struct {
 // MaxRegistryRefused bounds Run.RegistryRefused.
 const MaxRegistryRefused = 20
 
-// ConnectionCount is how many connections to one host and port a run asked for.
+// ConnectionCount is how many connections to one host and port a run asked for (and,
+// for refused ones, why they were refused).
 type ConnectionCount struct {
-	Host  string `json:"host"`
-	Port  int    `json:"port"`
-	Count int    `json:"count"`
+	Host string `json:"host"`
+	Port int    `json:"port"`
+	// Reason is why the door refused them ("not on the allowlist", "CONNECT only to port
+	// 443", "TLS SNI x is not the CONNECT host", ...); empty for connections let through,
+	// and in runs stored before the field existed.
+	Reason string `json:"reason,omitempty"`
+	Count  int    `json:"count"`
 }
 
 // RunLimits are the limits of one run.

@@ -2,9 +2,11 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/envgap/envgap/core/registry"
 	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/data/catalog"
+	"github.com/envgap/envgap/internal/testenv"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -109,6 +112,8 @@ PY`
 	steps := []sandbox.Step{
 		{Name: "pip", Command: "pip install demo-pkg && python3 -c 'import demo_pkg; print(\"value\", demo_pkg.VALUE)'"},
 		{Name: "apt", Command: aptFetch},
+		// apt itself, with the door's Acquire::http::Proxy (the session's credential in it).
+		{Name: "apt-get", Command: "apt-get update 2>&1 | tail -5; exit ${PIPESTATUS[0]}"},
 		{Name: "npm-live-via-proxy", Command: fmt.Sprintf(`python3 -c 'import urllib.request; urllib.request.urlopen(%q, timeout=20)'`, live+"left-pad")},
 		{Name: "npm-live-direct", Command: directPy},
 		{Name: "npm-live-noproxy", Command: fmt.Sprintf(`env -u HTTPS_PROXY -u https_proxy -u HTTP_PROXY -u http_proxy python3 -c 'import socket; socket.create_connection((%q, %d), timeout=20)'`, ips[0], npmPort)},
@@ -128,6 +133,9 @@ PY`
 	}
 	if s := out["apt"]; s.ExitCode != 0 || !strings.Contains(string(s.Output), "apt source ok") || !strings.Contains(string(s.Output), "True") {
 		t.Errorf("the image's apt source through the door: exit %d\n%s", s.ExitCode, s.Output)
+	}
+	if s := out["apt-get"]; s.ExitCode != 0 || strings.Contains(string(s.Output), "407") || strings.Contains(string(s.Output), "Err:") {
+		t.Errorf("apt-get update through the door: exit %d\n%s", s.ExitCode, s.Output)
 	}
 	if s := out["npm-live-via-proxy"]; s.ExitCode == 0 || !strings.Contains(string(s.Output), "403") {
 		t.Errorf("the live npm registry through the door was not refused: exit %d\n%s", s.ExitCode, s.Output)
@@ -210,9 +218,67 @@ func TestEgressSetupThatReachesAroundTheProxyFails(t *testing.T) {
 			if refusedCount(run.RefusedConnections, tt.host, tt.port) == 0 {
 				t.Errorf("the run does not record the refusal of %s:%d: %+v", tt.host, tt.port, run.RefusedConnections)
 			}
+			// Refused for its target, so the client sent the session's credential (a request
+			// without it is answered 407 and recorded nowhere).
+			for _, r := range run.RefusedConnections {
+				if r.Host == tt.host && r.Reason != "not on the allowlist" {
+					t.Errorf("refusal of %s:%d: reason %q, want \"not on the allowlist\"", r.Host, r.Port, r.Reason)
+				}
+			}
 			if txt := core.RefusedText(run); !strings.Contains(txt, fmt.Sprintf("%s:%d (", tt.host, tt.port)) {
 				t.Errorf("the run's log line does not name the refused host: %q", txt)
 			}
 		})
+	}
+}
+
+// A run reuses the door's allowlist of the image id it last saw for an image, without
+// asking the engine again; when the image was rebuilt meanwhile, the run (on the new id)
+// is an infrastructure fault that names it, and the next run reads the new image's
+// sources.
+func TestEgressDoorNoticesARebuiltImage(t *testing.T) {
+	st, _ := catalog.Open(t.TempDir())
+	sess := openEnv(t, st, "http://127.0.0.1:1/simple/")
+	cr := sess.Stage.Cores[0]
+	docker := testenv.Tool(t, "docker")
+	ref := "localhost/envgap-door-rebuild-test:latest"
+	var built []string
+	build := func(label string) {
+		t.Helper()
+		cmd := exec.Command(docker, "build", "-q", "-t", ref, "-")
+		cmd.Stdin = strings.NewReader("FROM " + schemas.ImageRef("envgap-python-eval") + "\nLABEL org.envgap.test=" + label + "\n")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("docker build: %v\n%s", err, out)
+		}
+		built = append(built, strings.TrimSpace(string(out)))
+	}
+	t.Cleanup(func() { exec.Command(docker, append([]string{"rmi", "-f"}, built...)...).Run() })
+	build("one")
+	cr.Images = func(name string) string {
+		if name == "envgap-python-eval" {
+			return ref
+		}
+		return schemas.ImageRef(name)
+	}
+	run := func(i int) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		_, _, err := cr.Run(ctx, core.Spec{InstanceID: "envgap__o__rebuild-1", Side: core.SideAfter,
+			Project: []core.File{{Path: "app.py", Content: []byte(fmt.Sprintf("print('ok')\n# %d\n", i))}},
+			Recipe:  schemas.Recipe{Ecosystem: schemas.EcosystemPython, ResolveCommand: "true", RunCommand: "python3 app.py"},
+			Cutoff:  schemas.MustParseCutoff("2024-01-01"), Limits: sandbox.Limits{StepTimeout: time.Minute}})
+		return err
+	}
+	if err := run(1); err != nil {
+		t.Fatalf("first run: %v", err)
+	}
+	build("two")
+	var infra *core.InfraError
+	if err := run(2); !errors.As(err, &infra) || !strings.Contains(err.Error(), "rebuilt since its package sources were read") {
+		t.Fatalf("run on the rebuilt image: %v, want an infrastructure fault naming the rebuild", err)
+	}
+	if err := run(3); err != nil {
+		t.Fatalf("the run after: %v", err)
 	}
 }

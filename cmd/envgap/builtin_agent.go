@@ -65,7 +65,7 @@ func (b *builtinFlags) add(c *cobra.Command) {
 // addContainedFlags adds --agent-image and --allow-host.
 func addContainedFlags(c *cobra.Command, images, hosts *[]string) {
 	c.Flags().StringArrayVar(images, "agent-image", nil, "run the agent command in a box from this image, built FROM the tasks' evaluation image (IMAGE, or EVAL-IMAGE=IMAGE per evaluation image; repeatable)")
-	c.Flags().StringArrayVar(hosts, "allow-host", nil, "with --agent-image: a host the box may reach besides the registries, e.g. the agent's model API (HOST or HOST:PORT, default port 443; repeatable)")
+	c.Flags().StringArrayVar(hosts, "allow-host", nil, "with --agent-image: a host the box may reach besides the registries, e.g. the agent's model API (HOST or HOST:PORT, default port 443; HTTPS is let through on 443 alone, other ports take plain HTTP; repeatable)")
 }
 
 func isBuiltin(a string) bool { return a == agentOpenAI || a == agentBedrock }

@@ -179,6 +179,24 @@ func TestCardCommandsInHarness(t *testing.T) {
 	if md, _, err := runCLIStreams(t, "report", "--results", "results/subset"); err != nil || !strings.Contains(md, "| full (subset) |") || !strings.Contains(md, "SUBSET, not a leaderboard entry") {
 		t.Errorf("report of a subset: %v\n%s", err, md)
 	}
+	// report --ids in the harness checkout: the same selection of the repaired folder gets
+	// the corpus id eval gave it (from the harness's own release/tasks.jsonl); a release
+	// the folder was not scored against is refused.
+	if md, _, err := runCLIStreams(t, "report", "--ids", evalRepair, "results/my-agent-repaired"); err != nil || !strings.Contains(md, "its own corpus id "+sum.CorpusID) {
+		t.Errorf("report --ids of the repaired folder: %v, want its own corpus id %s\n%s", err, sum.CorpusID, md)
+	}
+	rows, err := os.ReadFile(filepath.Join("release", "tasks.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(rows), "\n")
+	other := filepath.Join(t.TempDir(), "other.jsonl")
+	if err := os.WriteFile(other, []byte(first+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLIStreams(t, "report", "--ids", evalRepair, "--tasks", other, "results/my-agent-repaired"); err == nil || !strings.Contains(err.Error(), "give the release") {
+		t.Errorf("report --ids against another release: %v", err)
+	}
 	if _, _, err := runCLIStreams(t, "eval", "--pred", "gold", "--split", "full", "--ids", "envgap__nobody__here-1"); exitCode(err) != exitUsage || !strings.Contains(err.Error(), "envgap__nobody__here-1: not a task of split full") {
 		t.Errorf("eval --ids of an unknown task: %v", err)
 	}

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 
 	"github.com/envgap/envgap/harness/report"
+	"github.com/envgap/envgap/harness/tasks"
+	"github.com/envgap/envgap/lib/release"
+	"github.com/envgap/envgap/schemas"
 	"github.com/spf13/cobra"
 )
 
@@ -14,6 +18,7 @@ type reportOptions struct {
 	Results []string
 	IDs     []string
 	Limit   int
+	Tasks   string
 }
 
 func newReportCommand(f *factory) *cobra.Command {
@@ -31,7 +36,9 @@ writes a PNG of the resolved rate per agent and split.
 
 Result folders are given as arguments or with --results (repeated or comma-separated), as
 envgap site takes them. --ids and --limit report on a subset of each folder's tasks,
-marked as a subset (not a leaderboard entry).`,
+marked as a subset (not a leaderboard entry); with the release they were scored against
+(--tasks, or in a harness checkout its own release/tasks.jsonl) a subset gets its own corpus
+id, the one envgap eval gives the same selection.`,
 		Example: "  envgap report results/my-agent-reported results/my-agent-repaired\n  envgap report --results results/gold,results/noop\n  envgap report results/* --chart leaderboard.png\n  envgap report results/gold --json\n  envgap report results/gold --limit 10",
 		RunE: func(c *cobra.Command, args []string) error {
 			dirs := append(append([]string{}, opts.Results...), args...)
@@ -41,17 +48,34 @@ marked as a subset (not a leaderboard entry).`,
 			if opts.Limit < 0 {
 				return usageError{errors.New("--limit must be 0 (every task) or more")}
 			}
-			return runReport(f, opts, dirs)
+			return runReport(c.Context(), f, opts, dirs)
 		},
 	}
 	c.Flags().StringVar(&opts.Chart, "chart", "", "write the resolved-rate chart (PNG) to this file")
 	c.Flags().StringSliceVar(&opts.Results, "results", nil, "result folders (repeat or comma-separate; the same as giving them as arguments)")
 	c.Flags().StringSliceVar(&opts.IDs, "ids", nil, "report only these tasks of each folder: a subset, marked as one")
+	c.Flags().StringVar(&opts.Tasks, "tasks", "", "the release the folders were scored against (an exported Hub folder, a task rows file, or hf://OWNER/NAME[@REVISION]; default: in a harness checkout its own release/tasks.jsonl), for a subset's own corpus id (--ids, --limit)")
 	c.Flags().IntVar(&opts.Limit, "limit", 0, "report only the first N tasks of each folder (by instance id; after --ids): a subset, marked as one")
 	return c
 }
 
-func runReport(f *factory, opts *reportOptions, dirs []string) error {
+func runReport(ctx context.Context, f *factory, opts *reportOptions, dirs []string) error {
+	var all []schemas.Task
+	if len(opts.IDs) > 0 || opts.Limit > 0 {
+		src := &scoringOptions{Tasks: opts.Tasks}
+		if src.Tasks == "" {
+			src.Tasks = tasks.HarnessCheckout(".")
+		}
+		if src.Tasks != "" {
+			if err := src.fetchTasks(ctx, f); err != nil {
+				return err
+			}
+			var err error
+			if all, err = tasks.Load(src.Tasks, release.ConfigFull); err != nil {
+				return usageError{fmt.Errorf("--tasks: %w", err)}
+			}
+		}
+	}
 	var folders []*report.ResultFolder
 	for _, d := range dirs {
 		rf, err := report.ReadResultFolder(d)
@@ -60,6 +84,11 @@ func runReport(f *factory, opts *reportOptions, dirs []string) error {
 		}
 		if err := rf.Select(opts.IDs, opts.Limit); err != nil {
 			return rejectedError{err}
+		}
+		if all != nil {
+			if err := rf.SubsetCorpus(all); err != nil {
+				return rejectedError{err}
+			}
 		}
 		folders = append(folders, rf)
 	}

@@ -5,6 +5,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/envgap/envgap/core"
+	"github.com/envgap/envgap/core/egress"
 	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/schemas"
 	"github.com/spf13/cobra"
@@ -30,11 +31,15 @@ putting them back when missing), then probe from inside a container on the sandb
 envgap's own listener on the gateway must be reached; a host port envgap did not open, a host
 service bound to all addresses, another run's container, a raw IP and the internet, the cloud
 metadata address, DNS of an arbitrary name and IPv6 must not; the capabilities must be the
-core's alone, with no-new-privileges, and no device node can be made. Then the registry
-proxy's sessions, from inside a container that holds one: a request inside its session is
-answered; a request outside the session, a later cut-off, and another run's session are
-refused and recorded in its session. Prints a table (probe, expected, result) and exits 5
-when any probe leaks.`,
+core's alone, with no-new-privileges, and no device node can be made. Then the egress door,
+from a container holding one door session's credential: its own session passes a request on;
+a CONNECT to :80 is refused; a tunnel whose TLS ClientHello names another host than the
+CONNECT host is closed unforwarded; another run's door session refuses a request without a
+credential and one with this container's (407), counting neither. Then the registry proxy's
+sessions, from inside a container that holds one: a request inside its session is answered;
+a request outside the session, a later cut-off, and another run's session are refused and
+recorded in its session. Prints a table (probe, expected, result) and exits 5 when any probe
+leaks.`,
 		Example: "  envgap sandbox check\n  envgap sandbox check --json",
 		Args:    exactArgs(0),
 		RunE:    func(c *cobra.Command, args []string) error { return runSandboxCheck(c, f, opts) },
@@ -59,6 +64,11 @@ func runSandboxCheck(c *cobra.Command, f *factory, opts *sandboxCheckOptions) er
 	if err != nil {
 		return err
 	}
+	doorProbes, err := egress.CheckDoor(c.Context(), eng, image, nil)
+	if err != nil {
+		return fmt.Errorf("probing the egress door: %w", err)
+	}
+	probes = append(probes, doorProbes...)
 	regProbes, err := core.CheckRegistrySessions(c.Context(), eng, image)
 	if err != nil {
 		return fmt.Errorf("registry session probes: %w", err)

@@ -128,8 +128,13 @@ func TestTasksFromTheHub(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(cache, "envgap")); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := fetch("hf://envgap/EnvGap", ""); err == nil || !strings.Contains(err.Error(), "HF_TOKEN") {
+	// The Hub answers 401 RepoNotFound, not saying whether the repository exists.
+	if _, _, err := fetch("hf://envgap/EnvGap", ""); err == nil || !strings.Contains(err.Error(), "HF_TOKEN") || !strings.Contains(err.Error(), "HTTP 401 RepoNotFound") {
 		t.Errorf("a private release without a token: %v", err)
+	}
+	// With a token, a repository that does not exist is a 404.
+	if _, _, err := fetch("hf://envgap/NoSuchRelease", token); err == nil || !strings.Contains(err.Error(), "HTTP 404 RepoNotFound") {
+		t.Errorf("a missing release with a token: %v", err)
 	}
 	_, tokened := resolves()
 	if _, msg, err := fetch("hf://envgap/EnvGap", token); err != nil || !strings.Contains(msg, "downloaded") {

@@ -17,12 +17,25 @@
 // # Sessions
 //
 // Door.Open starts one session per container run: its own listener on the door's host
-// (port chosen by the kernel), so a request is attributed by the port it arrives on and
-// no client has to send credentials. Session.Env and Session.Files point the clients at
-// it (HTTP(S)_PROXY in both cases, NO_PROXY for the registry proxy, npm's proxy
-// settings, apt's Acquire::http(s)::Proxy, Maven's settings.xml proxies and MAVEN_OPTS).
-// Session.Close stops the listener and returns the Record: the connections refused and
-// the connections let through, each with a count.
+// (port chosen by the kernel), so a request is attributed by the port it arrives on, and
+// its own random secret, which only that container is given (the proxy URL's userinfo,
+// sent as Proxy-Authorization): a request without it, or with another session's, is
+// answered 407 and counted in no record. The secret is never logged, stored or forwarded.
+// Session.Env and Session.Files point the clients at it (HTTP(S)_PROXY in both cases,
+// NO_PROXY for the registry proxy, npm's proxy settings, apt's Acquire::http(s)::Proxy,
+// Maven's settings.xml proxies with username and password, and MAVEN_OPTS).
+// Session.Close stops the listener, cuts its tunnels and returns the Record: the
+// connections refused (with the reason) and the connections let through, each with a
+// count. Sessions of one Door share its pool of kept-alive upstream connections.
+//
+// # What passes
+//
+// CONNECT goes only to an allowed host on port 443, and a tunnel is opened only when the
+// client's first bytes are a TLS ClientHello whose SNI is the CONNECT host: the door
+// reads the hello (at most MaxHelloBytes, within HelloTimeout; TLS is never terminated),
+// then dials and sends it on unchanged. Plain-HTTP requests are forwarded only to an
+// allowed host:port, with Host forced to the target. A session carries at most MaxConns
+// connections at once and MaxBytes bytes in all (DefaultMaxConns, DefaultMaxBytes).
 //
 // A client that ignores the proxy settings connects directly; the kernel refuses it
 // (no route: EHOSTUNREACH or "administratively prohibited"). Such refusals are counted

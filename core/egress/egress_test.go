@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -22,8 +23,18 @@ import (
 // openLoopback is a Door whose allowed targets may be on this host (the test servers).
 func openLoopback(t *testing.T, allow ...string) *Session {
 	t.Helper()
-	d := &Door{control: func(string, string, syscall.RawConn) error { return nil }}
-	s, err := d.Open(allow)
+	return openTLS(t, 0, nil, allow...)
+}
+
+// openTLS is openLoopback with tunnels to tlsPort (0: 443), set (if not nil) setting the
+// door's bounds.
+func openTLS(t *testing.T, tlsPort int, set func(*Door), allow ...string) *Session {
+	t.Helper()
+	door := &Door{control: func(string, string, syscall.RawConn) error { return nil }, tlsPort: tlsPort}
+	if set != nil {
+		set(door)
+	}
+	s, err := door.Open(allow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +89,8 @@ func TestForwardsAllowedAndRefusesTheRest(t *testing.T) {
 	rec := s.Close()
 	_, otherPort, _ := net.SplitHostPort(strings.TrimPrefix(other.URL, "http://"))
 	_, upPort, _ := net.SplitHostPort(upHost)
-	want := []schemas.ConnectionCount{{Host: "127.0.0.1", Port: atoi(otherPort), Count: 2}, {Host: "registry.invalid", Port: 443, Count: 1}}
+	want := []schemas.ConnectionCount{{Host: "127.0.0.1", Port: atoi(otherPort), Reason: "not on the allowlist", Count: 2},
+		{Host: "registry.invalid", Port: 443, Reason: "not on the allowlist", Count: 1}}
 	if !slices.Equal(rec.Refused, want) {
 		t.Errorf("refused %+v, want %+v", rec.Refused, want)
 	}
@@ -99,11 +111,13 @@ func atoi(s string) int {
 func TestConnectTunnelsToAllowedHost(t *testing.T) {
 	up := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "over tls") }))
 	defer up.Close()
-	s := openLoopback(t, strings.TrimPrefix(up.URL, "https://"))
-	c := up.Client()
+	// By name, so that the client sends an SNI (none is sent for an address).
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(up.URL, "https://"))
+	target := "localhost:" + port
+	s := openTLS(t, atoi(port), nil, target)
 	pu, _ := url.Parse(s.URL())
-	c.Transport.(*http.Transport).Proxy = http.ProxyURL(pu)
-	resp, err := c.Get(up.URL + "/")
+	c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu), TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := c.Get("https://" + target + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,8 +161,9 @@ func TestGuardRefusesLoopbackTargets(t *testing.T) {
 
 func TestBadRequestsAndBoundedRecord(t *testing.T) {
 	s := openLoopback(t)
-	addr := strings.TrimPrefix(s.URL(), "http://")
+	addr := s.Addr()
 	send := func(req string) string {
+		req = strings.Replace(req, "\r\n", "\r\nProxy-Authorization: "+s.auth+"\r\n", 1)
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
@@ -169,7 +184,7 @@ func TestBadRequestsAndBoundedRecord(t *testing.T) {
 		t.Errorf("CONNECT to a long name: %q", got)
 	}
 	for i := range MaxDistinct + 5 {
-		s.count(s.refused, fmt.Sprintf("h%d.invalid", i), 443)
+		s.count(s.refused, fmt.Sprintf("h%d.invalid", i), 443, "not on the allowlist")
 	}
 	rec := s.Close()
 	if len(rec.Refused) != MaxDistinct+1 {
@@ -194,7 +209,8 @@ func TestEnvAndFiles(t *testing.T) {
 	u := s.URL()
 	env := strings.Join(s.Env("10.89.0.1"), "\n")
 	for _, want := range []string{"HTTP_PROXY=" + u, "https_proxy=" + u, "NO_PROXY=localhost,127.0.0.1,10.89.0.1",
-		"npm_config_https_proxy=" + u, "npm_config_noproxy=localhost,127.0.0.1,10.89.0.1", "-Dhttps.proxyHost=127.0.0.1"} {
+		"npm_config_https_proxy=" + u, "npm_config_noproxy=localhost,127.0.0.1,10.89.0.1", "-Dhttps.proxyHost=127.0.0.1",
+		"-Dhttps.proxyUser=envgap -Dhttps.proxyPassword=" + s.secret} {
 		if !strings.Contains(env, want) {
 			t.Errorf("env lacks %q:\n%s", want, env)
 		}
@@ -204,7 +220,8 @@ func TestEnvAndFiles(t *testing.T) {
 		t.Errorf("apt conf %+v", files)
 	}
 	urls, err := MavenURLs(files[1].Content)
-	if err != nil || len(urls) != 0 || !bytes.Contains(files[1].Content, []byte("<nonProxyHosts>localhost|127.0.0.1|10.89.0.1</nonProxyHosts>")) {
+	if err != nil || len(urls) != 0 || !bytes.Contains(files[1].Content, []byte("<nonProxyHosts>localhost|127.0.0.1|10.89.0.1</nonProxyHosts>")) ||
+		!bytes.Contains(files[1].Content, []byte("<username>envgap</username>\n      <password>"+s.secret+"</password>")) {
 		t.Errorf("maven settings %s (%v)", files[1].Content, err)
 	}
 }

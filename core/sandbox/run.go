@@ -240,7 +240,11 @@ func (e *Engine) step(ctx context.Context, ct time.Duration, id string, spec Spe
 	var streamErr error
 	var exitCode int
 	var exitedAt time.Time
-	poll := 10 * time.Millisecond
+	// The end of the output says when to ask for the exit code (at once, as the docker CLI
+	// does); polling only catches a command that exited while a background child holds
+	// its output open, so it starts late and asks the engine nothing during a short
+	// command (each inspect takes the container's lock on Podman, slowing the exec).
+	poll := 250 * time.Millisecond
 	ticker := time.NewTimer(poll)
 	defer ticker.Stop()
 	for !(streamDone && exited) {

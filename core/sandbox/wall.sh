@@ -104,6 +104,16 @@ apply() {
 	iptables -A "$ISOLATE" -o "$iface" -p tcp -j REJECT --reject-with tcp-reset
 	iptables -A "$ISOLATE" -o "$iface" -j REJECT
 	iptables -A "$ISOLATE" -j RETURN
+	# Podman's CNI firewall plugin inserts its own jump (to CNI-FORWARD, which accepts its
+	# containers' traffic) at the top of FORWARD when the first container of a boot joins a
+	# network, unless the jump is there already: on a fresh host it would land above the
+	# isolation and let containers of different runs reach one another. Put the plugin's jump
+	# in place first (the plugin fills its chain as before), then ours above it.
+	if [[ $iface == cni-* ]]; then
+		iptables -N CNI-FORWARD 2>/dev/null || true
+		iptables -C FORWARD -m comment --comment "CNI firewall plugin rules" -j CNI-FORWARD 2>/dev/null ||
+			iptables -A FORWARD -m comment --comment "CNI firewall plugin rules" -j CNI-FORWARD
+	fi
 	unjump iptables filter FORWARD "$ISOLATE"
 	iptables -I FORWARD 1 -i "$iface" -j "$ISOLATE"
 

@@ -179,3 +179,36 @@ if command -v strace >/dev/null; then strace -f -e trace=execve -o /tmp/tr true 
 		})
 	}
 }
+
+// TestWallStaysAboveTheNetworkPlugin: Podman's CNI firewall plugin inserts its jump (which
+// accepts its containers' traffic) at the top of FORWARD when the first container of a boot
+// joins a network. On a fresh host that came after the wall and let containers of different
+// runs reach one another; the wall now puts the plugin's jump in place below its own, so a
+// container joining afterwards leaves the rules whole.
+func TestWallStaysAboveTheNetworkPlugin(t *testing.T) {
+	_, img := needEngine(t)
+	if os.Geteuid() != 0 {
+		testenv.Missing(t, "the wall's rules need root")
+	}
+	testenv.Tool(t, "podman")
+	testenv.Tool(t, "iptables")
+	name := fmt.Sprintf("envgap-plugintest-%d", os.Getpid()%1000)
+	iface := ownNetwork(t, name)
+	if !strings.HasPrefix(iface, "cni-") {
+		testenv.Missing(t, "the network %s is not a CNI bridge (%s)", name, iface)
+	}
+	// A fresh boot: the plugin's jump is not there yet (a container joining puts it back).
+	jump := []string{"FORWARD", "-m", "comment", "--comment", "CNI firewall plugin rules", "-j", "CNI-FORWARD"}
+	for exec.Command("iptables", append([]string{"-D"}, jump...)...).Run() == nil {
+	}
+	if err := runWall(context.Background(), "apply", iface, name); err != nil {
+		t.Fatalf("wall.sh apply: %v", err)
+	}
+	if out, err := exec.Command("podman", "run", "--rm", "--network", name, img, "true").CombinedOutput(); err != nil {
+		t.Fatalf("a container on %s: %v %s", name, err, out)
+	}
+	if err := runWall(context.Background(), "check", iface, name); err != nil {
+		out, _ := exec.Command("iptables", "-S", "FORWARD").CombinedOutput()
+		t.Fatalf("wall.sh check after the first container joined: %v\nFORWARD:\n%s", err, out)
+	}
+}

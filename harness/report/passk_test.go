@@ -97,8 +97,43 @@ func TestReportSelect(t *testing.T) {
 	}
 	var md strings.Builder
 	BuildReport([]*ResultFolder{f}).Markdown(&md)
-	if !strings.Contains(md.String(), "| full (subset) |") || !strings.Contains(md.String(), "SUBSET, not a leaderboard entry (subset: 2 of 3 tasks of corpus 0123456789ab)") {
+	if !strings.Contains(md.String(), "| full (subset) |") || !strings.Contains(md.String(), "SUBSET, not a leaderboard entry (subset: 2 of 3 tasks of corpus 0123456789ab; give --tasks for its own corpus id)") {
 		t.Errorf("the report does not mark the subset:\n%s", md.String())
+	}
+}
+
+// TestReportSubsetCorpus: a subset's own corpus id comes from the release's rows of its
+// tasks, only when the release is the folder's.
+func TestReportSubsetCorpus(t *testing.T) {
+	var all []schemas.Task
+	for _, id := range []string{"a", "b", "c"} {
+		var tk schemas.Task
+		tk.InstanceID = id
+		all = append(all, tk)
+	}
+	whole, err := schemas.CorpusID(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := schemas.CorpusID(all[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := runFolder(1, map[string][]bool{"a": {true}, "b": {false}, "c": {true}})
+	f.Summary.CorpusID = whole
+	if err := f.Select([]string{"c", "b"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SubsetCorpus(all[:2]); err == nil || !strings.Contains(err.Error(), "give the release") {
+		t.Errorf("another release: %v", err)
+	}
+	if err := f.SubsetCorpus(all); err != nil || f.Summary.CorpusID != want || want == whole {
+		t.Fatalf("SubsetCorpus: %v, corpus %q, want %q", err, f.Summary.CorpusID, want)
+	}
+	var md strings.Builder
+	BuildReport([]*ResultFolder{f}).Markdown(&md)
+	if !strings.Contains(md.String(), "its own corpus id "+want) {
+		t.Errorf("the report does not give the subset's corpus id:\n%s", md.String())
 	}
 }
 

@@ -19,6 +19,8 @@ type ResultFolder struct {
 	Dir     string
 	Summary schemas.EvalSummary
 	Results []ResultFigures
+	// selected are the instance ids Select kept (nil when it kept the whole folder).
+	selected []string
 }
 
 // ResultFigures are the fields of a schemas.EvalResult the report reads.
@@ -328,7 +330,11 @@ func (lb *Leaderboard) Markdown(w io.Writer) error {
 	for _, r := range lb.Rows {
 		var notes []string
 		if r.Subset != nil {
-			notes = append(notes, "SUBSET, not a leaderboard entry ("+r.Subset.Label(r.Tasks)+")")
+			own := "its own corpus id " + r.CorpusID
+			if r.CorpusID == "" {
+				own = "give --tasks for its own corpus id"
+			}
+			notes = append(notes, "SUBSET, not a leaderboard entry ("+r.Subset.Label(r.Tasks)+"; "+own+")")
 		}
 		if r.Excluded > 0 {
 			notes = append(notes, fmt.Sprintf("%d excluded task(s) evaluated and dropped from every figure", r.Excluded))
@@ -349,7 +355,11 @@ func (lb *Leaderboard) Markdown(w io.Writer) error {
 			notes = append(notes, "more controls than repairs resolved: the overall rate is mostly controls")
 		}
 		if len(notes) > 0 {
-			fmt.Fprintf(&b, "- %s on %s (%s, corpus %s): %s.\n", mdCell(r.Agent), r.Split, r.Folder, r.CorpusID, strings.Join(notes, "; "))
+			where := r.Folder
+			if r.CorpusID != "" {
+				where += ", corpus " + r.CorpusID
+			}
+			fmt.Fprintf(&b, "- %s on %s (%s): %s.\n", mdCell(r.Agent), r.Split, where, strings.Join(notes, "; "))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -490,6 +500,47 @@ func (f *ResultFolder) Select(ids []string, limit int) error {
 		sub.OfTasks, sub.OfCorpusID = s.Subset.OfTasks, s.Subset.OfCorpusID
 	}
 	s.Subset, s.Tasks, s.CorpusID = sub, len(keep), ""
+	f.selected = keep
+	return nil
+}
+
+// SubsetCorpus gives a subset made by Select its own corpus id, the one envgap eval gives
+// the same selection: the corpus id of its task rows, taken from the release's tasks (all,
+// its full config). The release must be the one the folder scored (its corpus id is the
+// subset's OfCorpusID), and must hold every task of the subset. Without a subset it does
+// nothing.
+func (f *ResultFolder) SubsetCorpus(all []schemas.Task) error {
+	s := &f.Summary
+	if s.Subset == nil || f.selected == nil {
+		return nil
+	}
+	whole, err := schemas.CorpusID(all)
+	if err != nil {
+		return fmt.Errorf("result folder %s: --tasks: %w", f.Dir, err)
+	}
+	if s.Subset.OfCorpusID != "" && whole != s.Subset.OfCorpusID {
+		return fmt.Errorf("result folder %s: --tasks is corpus %s, but the folder scored corpus %s: give the release it was scored against", f.Dir, whole, s.Subset.OfCorpusID)
+	}
+	byID := make(map[string]schemas.Task, len(all))
+	for _, t := range all {
+		byID[t.InstanceID] = t
+	}
+	rows := make([]schemas.Task, 0, len(f.selected))
+	var missing []string
+	for _, id := range f.selected {
+		t, ok := byID[id]
+		if !ok {
+			missing = append(missing, id)
+			continue
+		}
+		rows = append(rows, t)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("result folder %s: --tasks has no task %s: give the release the folder was scored against", f.Dir, strings.Join(missing, ", "))
+	}
+	if s.CorpusID, err = schemas.CorpusID(rows); err != nil {
+		return fmt.Errorf("result folder %s: the subset's corpus id: %w", f.Dir, err)
+	}
 	return nil
 }
 

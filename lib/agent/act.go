@@ -380,8 +380,12 @@ func resetState(ws *Workspace, writable []string) error {
 // withRefusals appends one trajectory entry per target the door refused.
 func withRefusals(traj []any, refused []schemas.ConnectionCount) []any {
 	for _, r := range refused {
+		note := fmt.Sprintf("the box's egress door refused %d connection(s) to %s:%d", r.Count, r.Host, r.Port)
+		if r.Reason != "" {
+			note += " (" + r.Reason + ")"
+		}
 		traj = append(traj, map[string]any{"type": "refused_connection", "host": r.Host, "port": r.Port, "count": r.Count,
-			"note": fmt.Sprintf("the box's egress door refused %d connection(s) to %s:%d", r.Count, r.Host, r.Port)})
+			"reason": r.Reason, "note": note})
 	}
 	return traj
 }

@@ -336,6 +336,10 @@ func statusError(resp *http.Response) error {
 	}
 	code := resp.Header.Get("X-Error-Code")
 	switch {
+	case resp.StatusCode == http.StatusUnauthorized && code == "RepoNotFound":
+		// The Hub's answer to a read without a token of a repository that does not exist or
+		// is private: it does not say which.
+		return fmt.Errorf("not found on the Hub, or private (HTTP 401 %s): %s; check OWNER/NAME, and for a private or gated release set HF_TOKEN to a token that can read it", code, msg)
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		return fmt.Errorf("the Hub refused access (HTTP %d %s): %s; a private or gated release needs HF_TOKEN set to a token that can read it", resp.StatusCode, code, msg)
 	case resp.StatusCode == http.StatusNotFound:

@@ -291,7 +291,7 @@ func (h *Hub) api(w http.ResponseWriter, r *http.Request, rest string, body []by
 	defer h.mu.Unlock()
 	rp := h.repos[name]
 	if rp == nil || (rp.private && r.Header.Get("Authorization") == "") {
-		fail(w, http.StatusNotFound, "RepoNotFound", "Repository Not Found for url: "+r.URL.Path)
+		repoNotFound(w, r)
 		return
 	}
 	head := rp.commits[len(rp.commits)-1].OID
@@ -340,7 +340,7 @@ func (h *Hub) resolve(w http.ResponseWriter, r *http.Request, rest string) {
 	defer h.mu.Unlock()
 	rp := h.repos[name]
 	if rp == nil || (rp.private && r.Header.Get("Authorization") == "") {
-		fail(w, http.StatusUnauthorized, "RepoNotFound", "Repository Not Found for url: "+r.URL.Path+". Please make sure you specified the correct `repo_id` and `repo_type`. If you are trying to access a private or gated repo, make sure you are authenticated.")
+		repoNotFound(w, r)
 		return
 	}
 	at, files := rp.revision(rev)
@@ -679,4 +679,15 @@ func (h *Hub) lfsVerify(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// repoNotFound answers a read of a repository that does not exist, or is private and the
+// request carries no token, as the Hub does: 401 without a token (the Hub does not say
+// whether a private repository exists), 404 with one; X-Error-Code RepoNotFound either way.
+func repoNotFound(w http.ResponseWriter, r *http.Request) {
+	status := http.StatusNotFound
+	if r.Header.Get("Authorization") == "" {
+		status = http.StatusUnauthorized
+	}
+	fail(w, status, "RepoNotFound", "Repository Not Found for url: "+r.URL.Path+". Please make sure you specified the correct `repo_id` and `repo_type`. If you are trying to access a private or gated repo, make sure you are authenticated.")
 }
