@@ -108,7 +108,7 @@ as the EnvGap dataset. Every stage reads and writes one content-addressed store
 		newAdmitCommand(f), newExportCommand(f), newHubCommand(f), newExcludeCommand(f), newHarborCommand(f),
 		newRegistryCommand(f),
 		newScanCommand(f), newAuditCommand(f),
-		newEvalCommand(f), newReportCommand(f), newSiteCommand(f), newRunCommand(f), newAgentReproCommand(f), newModelServeCommand(f), newGitHubServeCommand(f), newProposeCommand(f),
+		newEvalCommand(f), newReportCommand(f), newSiteCommand(f), newTrajectoriesCommand(f), newRunCommand(f), newAgentReproCommand(f), newModelServeCommand(f), newGitHubServeCommand(f), newProposeCommand(f),
 		newStatusCommand(f),
 		newStudyCommand(f),
 		newCorpusIDCommand(f),

@@ -124,7 +124,7 @@ func Folder(ctx context.Context, o FolderOptions) (*eval.Scored, error) {
 	out, runErr := Run(ctx, tasks, Options{
 		Evaluator: ev, Materialize: o.Materialize, Agent: o.Agent, Builtin: builtin, Contained: contained, K: o.K,
 		MaxAttempts: o.MaxAttempts, AttemptTimeout: o.AttemptTimeout, WorkDir: work, OutDir: o.Out,
-		ReproCommand: o.ReproCommand, Jobs: o.Jobs, Done: done, Progress: o.Progress,
+		ReproCommand: o.ReproCommand, Jobs: o.Jobs, Done: done, Progress: o.Progress, CorpusID: meta.CorpusID, Split: o.Split,
 	})
 	if out == nil {
 		return nil, runErr
