@@ -231,12 +231,16 @@ func Parse(b []byte) (*Trajectory, error) {
 	if !utf8.Valid(b) {
 		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
 	}
-	if !IsATIF(b) {
-		return nil, ErrNotATIF
-	}
 	var doc any
 	if err := decode(b, &doc); err != nil {
+		if !IsATIF(b) {
+			return nil, ErrNotATIF
+		}
 		return nil, fmt.Errorf("atif: %w", err)
+	}
+	m, _ := doc.(map[string]any)
+	if v, ok := m["schema_version"].(string); !ok || !strings.HasPrefix(strings.ToUpper(v), "ATIF") {
+		return nil, ErrNotATIF
 	}
 	if err := Validate(doc); err != nil {
 		return nil, err
