@@ -293,7 +293,10 @@ func writeATIF(out string, t *schemas.Task, r *schemas.EvalResult, act *agent.Ac
 	a := atif.Attempt{AgentVersion: "envgap core " + r.CoreVersion, Verdict: atif.NewVerdict(r, opts.CorpusID, opts.Split)}
 	scope := opts.CorpusID
 	if scope == "" {
-		scope = opts.Split
+		scope = opts.Split // a run --slurm worker knows the split, not yet the corpus id
+	}
+	if scope == "" {
+		scope = "envgap"
 	}
 	a.SessionID = fmt.Sprintf("%s/%s/run-%d", scope, t.InstanceID, r.Run)
 	switch {
