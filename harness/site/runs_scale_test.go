@@ -142,3 +142,52 @@ func BenchmarkSiteRuns(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRunPagesInBrowser: in Chromium, the run page of one agent's 1,000-task run
+// (1,500 attempt links) and one of its attempt pages (12 turns): load time (navigation
+// start to the load event) as load-run-ms and load-attempt-ms, and each page's size.
+func BenchmarkRunPagesInBrowser(b *testing.B) {
+	br := newBrowser(b)
+	rel, _ := syntheticRelease(4100, 0)
+	root := b.TempDir()
+	dirs := syntheticRuns(b, rel, filepath.Join(root, "results"), 1000, 1, 12, 1500)
+	res, err := LoadResults(dirs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(root, "site")
+	if _, err := Build(Input{Release: rel, Results: res}, out); err != nil {
+		b.Fatal(err)
+	}
+	slug := runSlugs(res)[res[0]]
+	run := runLink(slug)
+	att := RunsDir + "/" + slug + "/" + attemptPage(rel.Tasks[1].InstanceID, 1, 1)
+	var loadRun, loadAtt float64
+	n := 0
+	for b.Loop() {
+		v := br.open(b, fileURL(out, run))
+		if links := eval[int](b, v, `document.querySelectorAll("table.runs tbody td:nth-child(2) a").length`); links != 1500 {
+			b.Fatalf("the run page links %d attempts, want 1500", links)
+		}
+		loadRun += eval[float64](b, v, `performance.getEntriesByType("navigation")[0].loadEventEnd`)
+		v.clean(b, run, out)
+		v.close()
+		v = br.open(b, fileURL(out, att))
+		if steps := eval[int](b, v, `document.querySelectorAll("#steps > li").length`); steps != 13 {
+			b.Fatalf("the attempt page shows %d steps, want 13", steps)
+		}
+		loadAtt += eval[float64](b, v, `performance.getEntriesByType("navigation")[0].loadEventEnd`)
+		v.clean(b, att, out)
+		v.close()
+		n++
+	}
+	b.ReportMetric(loadRun/float64(n), "load-run-ms")
+	b.ReportMetric(loadAtt/float64(n), "load-attempt-ms")
+	for name, p := range map[string]string{"run-KB": run, "attempt-KB": att} {
+		fi, err := os.Stat(filepath.Join(out, filepath.FromSlash(p)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(fi.Size())/1e3, name)
+	}
+}
