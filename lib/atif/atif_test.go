@@ -71,6 +71,7 @@ func goldenDocs(t *testing.T) map[string]*Trajectory {
 	v := verdict()
 	raw := v
 	raw.Trajectory, raw.Inspected, raw.Leaks, raw.Refused, raw.RefusedConnections = "not inspected: entry 0 is a string, not an object", false, nil, nil, 0
+	raw.Agent, raw.Status, raw.Reason, raw.CostUSD = "./agent.sh", "unresolved", "resolve_command exited 1", nil
 	gold := v
 	gold.Agent, gold.Status, gold.Reason, gold.Resolved, gold.Leaks, gold.Refused, gold.RefusedConnections, gold.CostUSD = "gold", "resolved", "", true, nil, nil, 0, nil
 	gold.Trajectory = "inspected (steps)"
