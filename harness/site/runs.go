@@ -216,7 +216,7 @@ func renderAttempt(v attemptView) ([]byte, error) {
 	if v.R.Dir == "" {
 		v.DocErr = "this site was built without the result folder on disk: no trajectory to show"
 	} else if b, err := untrusted.ReadFile(v.R.Dir, v.File, atif.MaxBytes); errors.Is(err, fs.ErrNotExist) {
-		v.DocErr = "the result folder holds no ATIF trajectory for this attempt (envgap eval keeps none; envgap trajectories converts older run folders)"
+		v.DocErr = "the result folder holds no ATIF trajectory for this attempt (a folder written before envgap wrote ATIF: envgap trajectories converts it)"
 	} else if err != nil {
 		v.DocErr = "the trajectory file could not be read: " + err.Error()
 	} else if doc, err := atif.Parse(b); err != nil {
