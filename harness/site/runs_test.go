@@ -196,6 +196,7 @@ func TestRunPagesInBrowser(t *testing.T) {
 	if verdict := eval[string](t, v, hostileCheck); verdict != "" {
 		t.Errorf("the run page: a payload acted: %s", verdict)
 	}
+	screenshot(t, v, link)
 	v.clean(t, link, dir)
 	v.close()
 	if attempts != 3 {
