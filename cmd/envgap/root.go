@@ -111,7 +111,7 @@ as the EnvGap dataset. Every stage reads and writes one content-addressed store
 		newEvalCommand(f), newReportCommand(f), newSiteCommand(f), newTrajectoriesCommand(f), newRunCommand(f), newAgentReproCommand(f), newModelServeCommand(f), newGitHubServeCommand(f), newProposeCommand(f),
 		newStatusCommand(f),
 		newStudyCommand(f),
-		newCorpusIDCommand(f),
+		newCorpusIDCommand(f), newSubmitCommand(f),
 		newStoreCommand(f),
 		newWorkerCommand(f),
 		newCatCommand(f),

@@ -82,7 +82,8 @@ func Folder(ctx context.Context, o FolderOptions) (*eval.Scored, error) {
 	if name == "" {
 		name = filepath.Base(strings.Fields(command)[0])
 	}
-	meta := schemas.EvalSummary{Agent: name, Split: o.Split, Mode: schemas.ModeRun, K: o.K, MaxAttempts: o.MaxAttempts, Subset: subset}
+	meta := schemas.EvalSummary{Agent: name, Split: o.Split, Mode: schemas.ModeRun, K: o.K, MaxAttempts: o.MaxAttempts, Subset: subset,
+		AttemptTimeoutS: int64(o.AttemptTimeout / time.Second)}
 	if o.Release != nil && subset == nil {
 		all, err := o.Release()
 		if err != nil {
