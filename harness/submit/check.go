@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -177,7 +178,7 @@ func Check(ctx context.Context, o CheckOptions) (*Verdict, error) {
 		v.add("setting", StatusOK, fmt.Sprintf("%s, labelled %q: another setting than the leaderboard's (%s), shown apart, not ranked with it", set.Text(), label, diff))
 	default:
 		v.add("setting", StatusFail, fmt.Sprintf("%s is not the leaderboard's: %s; run with --k %d --max-attempts %d --attempt-timeout %s, or label the setting (setting.label in the meta file)",
-			set.Text(), diff, LeaderboardK, LeaderboardMaxAttempts, shortDuration(LeaderboardTimeout.String())))
+			set.Text(), diff, LeaderboardK, LeaderboardMaxAttempts, fmt.Sprintf("%dm", int(LeaderboardTimeout.Minutes()))))
 	}
 
 	// trajectories
@@ -216,10 +217,6 @@ func orNone(s string) string {
 		return "(none recorded)"
 	}
 	return s
-}
-
-func shortDuration(s string) string {
-	return strings.TrimSuffix(strings.TrimSuffix(s, "0s"), "0m")
 }
 
 // metadataAgrees says how metadata.yaml disagrees with the result folders ("" when it
@@ -416,8 +413,8 @@ func trajectories(folders []*folderData) (string, string) {
 			case nonEmptyFile(base + RawSuffix):
 				raw++
 			default:
-				rel, _ := filepath.Rel(filepath.Dir(fd.dir), base)
-				missing = append(missing, fmt.Sprintf("%s run %d attempt %d (no %s or %s)", r.InstanceID, r.Run, r.Attempt, filepath.ToSlash(rel)+ATIFSuffix, filepath.Base(base)+RawSuffix))
+				rel := fd.rel + "/" + filepath.ToSlash(AttemptPath(r.InstanceID, r.Run, r.Attempt))
+				missing = append(missing, fmt.Sprintf("%s run %d attempt %d (no %s or %s)", r.InstanceID, r.Run, r.Attempt, rel+ATIFSuffix, path.Base(rel)+RawSuffix))
 			}
 		}
 	}
@@ -552,11 +549,11 @@ func rescore(ctx context.Context, o CheckOptions, fd *folderData, byID map[strin
 		c, a := &claimed[i], &again[i]
 		at := fmt.Sprintf("%s run %d attempt %d", c.InstanceID, c.Run, c.Attempt)
 		if c.Status != a.Status || c.Resolved != a.Resolved {
-			why := a.Reason
-			if why == "" {
-				why = "as re-scored"
+			d := fmt.Sprintf("%s: claimed %s, re-scored %s", at, c.Status, a.Status)
+			if a.Reason != "" {
+				d += " (" + a.Reason + ")"
 			}
-			diffs = append(diffs, fmt.Sprintf("%s: claimed %s, re-scored %s (%s)", at, c.Status, a.Status, why))
+			diffs = append(diffs, d)
 			continue
 		}
 		if c.ChecksPassed != a.ChecksPassed {
