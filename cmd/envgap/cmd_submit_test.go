@@ -133,6 +133,21 @@ echo '[{"action": "edit requirements.txt", "output": "ok"}]' > "$ENVGAP_TRAJECTO
 		t.Errorf("check of a good .tar.gz: %v\n%s", err, out)
 	}
 
+	// site --results takes bundles, a folder and a .tar.gz, beside result folders.
+	siteDir := filepath.Join(tmp, "site")
+	if out, err := runCLI(t, "site", "--hub", w.hub, "--out", siteDir, "--results", good+","+tgz); err != nil {
+		t.Fatalf("site: %v\n%s", err, out)
+	}
+	index, err := os.ReadFile(filepath.Join(siteDir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{filepath.ToSlash(good) + "/results/reported", filepath.ToSlash(tgz) + "/results/reported"} {
+		if !strings.Contains(string(index), name) {
+			t.Errorf("the site does not list %s", name)
+		}
+	}
+
 	fails := func(name, bundle, check string, why ...string) {
 		t.Helper()
 		out, err := w.submitCheck(t, checkStore, bundle)

@@ -91,12 +91,26 @@ type Results struct {
 // LoadResults reads result folders, sorted by name so the order given does not matter.
 // Two folders with the same name are refused.
 func LoadResults(dirs []string) ([]*Results, error) {
+	folders := make([]Folder, len(dirs))
+	for i, d := range dirs {
+		folders[i] = Folder{Name: d, Dir: d}
+	}
+	return LoadFolders(folders)
+}
+
+// Folder is a result folder to read (Dir) and the name the site shows it by (a path as
+// given; a submission bundle's folder is named inside the bundle as given).
+type Folder struct{ Name, Dir string }
+
+// LoadFolders is LoadResults with each folder's name given apart from where it is read.
+func LoadFolders(folders []Folder) ([]*Results, error) {
 	var out []*Results
 	seen := map[string]bool{}
-	for _, d := range dirs {
-		name := filepath.ToSlash(filepath.Clean(d))
+	for _, fo := range folders {
+		d := fo.Dir
+		name := filepath.ToSlash(filepath.Clean(fo.Name))
 		if seen[name] {
-			return nil, fmt.Errorf("site: result folder %s given twice", d)
+			return nil, fmt.Errorf("site: result folder %s given twice", fo.Name)
 		}
 		seen[name] = true
 		f, err := report.ReadResultFolder(d)

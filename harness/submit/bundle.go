@@ -549,3 +549,39 @@ func ReadPredictions(p string) ([]PredictionLine, error) {
 	}
 	return out, nil
 }
+
+// Folder is a result folder to read (Dir) and the name to show it by.
+type Folder struct{ Name, Dir string }
+
+// ResultFolders expands paths that are result folders or bundles (IsBundle: a .tar.gz,
+// or a folder with metadata.yaml) into result folders: a bundle gives each of its
+// results/<split> folders, named by the bundle's path as given and the folder's path
+// inside it. Close removes what was unpacked; call it when done, also after an error.
+func ResultFolders(paths []string, lim Limits) ([]Folder, func(), error) {
+	var opened []*Bundle
+	closeAll := func() {
+		for _, b := range opened {
+			b.Close()
+		}
+	}
+	var out []Folder
+	for _, p := range paths {
+		if !IsBundle(p) {
+			out = append(out, Folder{Name: p, Dir: p})
+			continue
+		}
+		b, err := Open(p, lim)
+		if err != nil {
+			return nil, closeAll, err
+		}
+		opened = append(opened, b)
+		dirs, err := b.Folders()
+		if err != nil {
+			return nil, closeAll, err
+		}
+		for _, d := range dirs {
+			out = append(out, Folder{Name: path.Join(filepath.ToSlash(p), ResultsDir, filepath.Base(d)), Dir: d})
+		}
+	}
+	return out, closeAll, nil
+}
