@@ -99,6 +99,8 @@ line is a check, ok or FAIL, and why:
   metadata       metadata.yaml is complete and matches the result folders
   corpus         every folder was scored on the release's corpus id (not a subset)
   complete       every non-excluded task of the split has a result for each run
+  attempts       each run is as envgap run makes it (attempts 1..n, none after a resolved
+                 one, none longer than the timeout, no attempt's files without its result)
   setting        run, k=1, up to 5 attempts of 20 minutes (the leaderboard's), or labelled
   trajectories   every attempt has a trajectory (ATIF, or the agent's raw file only)
   leaks          no attempt read the later history, and every trajectory was inspected

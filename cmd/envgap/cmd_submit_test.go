@@ -111,7 +111,7 @@ echo '[{"action": "edit requirements.txt", "output": "ok"}]' > "$ENVGAP_TRAJECTO
 	if err != nil {
 		t.Fatalf("check of a good bundle: exit %d, %v\n%s", exitCode(err), err, out)
 	}
-	for _, c := range []string{"metadata", "corpus", "complete (reported)", "setting", "trajectories", "leaks", "rescore (reported)"} {
+	for _, c := range []string{"metadata", "corpus", "complete (reported)", "attempts (reported)", "setting", "trajectories", "leaks", "rescore (reported)"} {
 		if st, why := checkLine(out, c); st != submit.StatusOK {
 			t.Errorf("line %s: %q %q\n%s", c, st, why, out)
 		}
@@ -174,6 +174,14 @@ echo '[{"action": "edit requirements.txt", "output": "ok"}]' > "$ENVGAP_TRAJECTO
 		t.Fatal(err)
 	}
 	fails("missing trajectory", b, "trajectories", "1 attempt(s) without a trajectory", evalControl+" run 1 attempt 1")
+
+	// An attempt's files kept without its result (an attempt dropped from results.jsonl).
+	b = copyBundle(t, good)
+	stray := filepath.Join(b, "results", "reported", submit.AttemptPath(evalControl, 1, 2)) + submit.RawSuffix
+	if err := os.WriteFile(stray, []byte(`[{"action": "x"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fails("dropped attempt", b, "attempts (reported)", evalControl+" run 1: attempt-2.trajectory kept under agent/ without a result")
 
 	// Scored on another corpus.
 	b = copyBundle(t, good)

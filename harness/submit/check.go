@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/harness/report"
@@ -155,6 +156,12 @@ func Check(ctx context.Context, o CheckOptions) (*Verdict, error) {
 	for _, fd := range good {
 		status, why := complete(fd, o.Release)
 		v.add("complete ("+fd.f.Summary.Split+")", status, why)
+	}
+
+	// attempts, per split
+	for _, fd := range good {
+		status, why := attemptsLine(fd)
+		v.add("attempts ("+fd.f.Summary.Split+")", status, why)
 	}
 
 	// setting
@@ -631,4 +638,118 @@ func row(fd *folderData, rs []schemas.EvalResult) report.ReportRow {
 		f.Results = append(f.Results, x)
 	}
 	return report.BuildReport([]*report.ResultFolder{f}).Rows[0]
+}
+
+// attemptSlack is how much longer than the attempt timeout an agent's recorded duration may
+// be (stopping the agent and its box takes time).
+const attemptSlack = 2 * time.Minute
+
+// attemptsLine checks the shape of each run of a task as envgap run makes it: attempts
+// 1..n, none after a resolved one, n at most max_attempts and n == max_attempts when the
+// last is not resolved; one agent command; no attempt longer than the attempt timeout
+// allows; and no attempt kept under agent/ without its result (an attempt dropped from
+// results.jsonl).
+func attemptsLine(fd *folderData) (string, string) {
+	s := fd.f.Summary
+	type key struct {
+		id  string
+		run int
+	}
+	runs := map[key][]*schemas.EvalResult{}
+	var order []key
+	commands := map[string]bool{}
+	var probs, long []string
+	limit := time.Duration(s.AttemptTimeoutS)*time.Second + attemptSlack
+	for i := range fd.f.Results {
+		r := &fd.f.Results[i]
+		k := key{r.InstanceID, r.Run}
+		if _, ok := runs[k]; !ok {
+			order = append(order, k)
+		}
+		runs[k] = append(runs[k], r)
+		if r.Agent != nil {
+			commands[r.Agent.Command] = true
+			if s.AttemptTimeoutS > 0 && time.Duration(r.Agent.DurationMS)*time.Millisecond > limit {
+				long = append(long, fmt.Sprintf("%s run %d attempt %d (%s)", r.InstanceID, r.Run, r.Attempt, time.Duration(r.Agent.DurationMS)*time.Millisecond))
+			}
+		}
+		if r.Run < 1 || r.Run > max(s.K, 1) {
+			probs = append(probs, fmt.Sprintf("%s has run %d, the folder's k is %d", r.InstanceID, r.Run, s.K))
+		}
+	}
+	var shape []string
+	for _, k := range order {
+		rs := runs[k]
+		sort.Slice(rs, func(i, j int) bool { return rs[i].Attempt < rs[j].Attempt })
+		at := fmt.Sprintf("%s run %d", k.id, k.run)
+		for i, r := range rs {
+			if r.Attempt != i+1 {
+				shape = append(shape, fmt.Sprintf("%s: attempts %s, not 1 to %d", at, attemptList(rs), len(rs)))
+				break
+			}
+			if r.Resolved && i < len(rs)-1 {
+				shape = append(shape, fmt.Sprintf("%s: attempt %d after a resolved one", at, rs[i+1].Attempt))
+				break
+			}
+		}
+		last := rs[len(rs)-1]
+		switch {
+		case len(rs) > max(s.MaxAttempts, 1):
+			shape = append(shape, fmt.Sprintf("%s: %d attempts, the folder allows %d", at, len(rs), s.MaxAttempts))
+		case s.Mode == schemas.ModeRun && !last.Resolved && len(rs) < s.MaxAttempts:
+			shape = append(shape, fmt.Sprintf("%s: stops unresolved after %d of %d attempts", at, len(rs), s.MaxAttempts))
+		}
+		if s.Mode == schemas.ModeRun {
+			if extra := strayAttempts(fd.dir, k.id, k.run, len(rs)); extra != "" {
+				shape = append(shape, fmt.Sprintf("%s: %s kept under agent/ without a result", at, extra))
+			}
+		}
+	}
+	if len(shape) > 0 {
+		probs = append(probs, fmt.Sprintf("%d run(s) not as envgap run makes them: %s", len(shape), few(shape)))
+	}
+	if len(commands) > 1 {
+		var cs []string
+		for c := range commands {
+			cs = append(cs, strconv.Quote(c))
+		}
+		sort.Strings(cs)
+		probs = append(probs, fmt.Sprintf("attempts of %d agent commands: %s (one entry is one agent)", len(cs), few(cs)))
+	}
+	if len(long) > 0 {
+		probs = append(probs, fmt.Sprintf("%d attempt(s) took longer than the attempt timeout (%s) allows: %s", len(long), time.Duration(s.AttemptTimeoutS)*time.Second, few(long)))
+	}
+	if len(probs) > 0 {
+		return StatusFail, strings.Join(probs, "; ")
+	}
+	return StatusOK, fmt.Sprintf("%d attempt(s) in %d run(s), each run as envgap run makes it", len(fd.f.Results), len(order))
+}
+
+func attemptList(rs []*schemas.EvalResult) string {
+	var s []string
+	for _, r := range rs {
+		s = append(s, strconv.Itoa(r.Attempt))
+	}
+	return strings.Join(s, ",")
+}
+
+// strayAttempts names the attempt files kept under agent/<id>/run-<k>/ of attempts past
+// the n that have results ("" when there are none).
+func strayAttempts(dir, id string, run, n int) string {
+	ents, err := os.ReadDir(filepath.Join(dir, "agent", id, "run-"+strconv.Itoa(run)))
+	if err != nil {
+		return ""
+	}
+	var extra []string
+	for _, e := range ents {
+		name := strings.TrimPrefix(e.Name(), "attempt-")
+		if name == e.Name() {
+			continue
+		}
+		num, _, _ := strings.Cut(name, ".")
+		if a, err := strconv.Atoi(num); err == nil && (a > n || a < 1) {
+			extra = append(extra, e.Name())
+		}
+	}
+	return strings.Join(extra, ", ")
 }
