@@ -216,6 +216,25 @@ echo '[{"action": "edit requirements.txt", "output": "ok"}]' > "$ENVGAP_TRAJECTO
 		t.Errorf("labelled setting: %v %q %q\n%s", err, st, why, out)
 	}
 
+	// envgap eval's predictions: another setting (one attempt, no feedback), labelled; the
+	// trajectories are in the predictions.
+	pred := writePreds(t, `{"instance_id": "`+evalControl+`", "files": {}, "trajectory": [{"note": "kept as it is"}]}`)
+	if out, err := runCLI(t, "--store", store, "eval", "--pred", pred, "--split", "reported", "--tasks", w.hub, "--out", filepath.Join(res, "eval"),
+		"--git-url-template", w.gitTemplate, "--pypi-upstream", w.pypi+"/simple/", "--pypi", w.pypi,
+		"--npm-registry", "http://127.0.0.1:9/", "--osv", w.osv, "--step-timeout", "3m"); err != nil {
+		t.Fatalf("eval: %v\n%s", err, out)
+	}
+	if out, err := runCLI(t, "--store", store, "submit", "prepare", filepath.Join(res, "eval"), "--meta", labelled, "--out", filepath.Join(tmp, "eval")); err != nil {
+		t.Fatalf("prepare: %v\n%s", err, out)
+	}
+	out, err = w.submitCheck(t, checkStore, filepath.Join(tmp, "eval"))
+	if st, why := checkLine(out, "trajectories"); err != nil || st != submit.StatusOK || !strings.Contains(why, "1 in the predictions (envgap eval)") {
+		t.Errorf("eval bundle: %v %q %q\n%s", err, st, why, out)
+	}
+	if st, why := checkLine(out, "setting"); st != submit.StatusOK || !strings.Contains(why, "mode eval") {
+		t.Errorf("eval bundle setting: %q %q", st, why)
+	}
+
 	// Tampered results: numbers re-scoring does not give.
 	b = copyBundle(t, good)
 	editFile(t, filepath.Join(b, "results", "reported", "results.jsonl"), func(s string) string {
