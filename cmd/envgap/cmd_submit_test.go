@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,6 +123,15 @@ echo '[{"action": "edit requirements.txt", "output": "ok"}]' > "$ENVGAP_TRAJECTO
 	t.Logf("submit check of a good bundle:\n%s", out)
 	if !strings.Contains(out, "is a fair leaderboard entry") {
 		t.Errorf("no verdict:\n%s", out)
+	}
+
+	// --json: the lines for programs.
+	out, err = runCLI(t, "--json", "--store", checkStore, "submit", "check", good, "--tasks", w.hub,
+		"--git-url-template", w.gitTemplate, "--pypi-upstream", w.pypi+"/simple/", "--pypi", w.pypi,
+		"--npm-registry", "http://127.0.0.1:9/", "--osv", w.osv, "--step-timeout", "3m")
+	var verdict submit.Verdict
+	if err != nil || json.Unmarshal([]byte(out), &verdict) != nil || !verdict.Fair || len(verdict.Lines) != 8 || verdict.Failed != 0 {
+		t.Errorf("--json: %v %+v\n%s", err, verdict, out)
 	}
 
 	// The same as a .tar.gz.
