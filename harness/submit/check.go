@@ -414,11 +414,17 @@ func trajectories(folders []*folderData) (string, string) {
 				continue
 			}
 			base := filepath.Join(fd.dir, AttemptPath(r.InstanceID, r.Run, r.Attempt))
+			form := ""
+			if nonEmptyFile(base + ATIFSuffix) {
+				form = atifForm(base + ATIFSuffix)
+			}
 			switch {
-			case nonEmptyFile(base + ATIFSuffix):
+			case form != "" && form != FormNone && form != FormRaw:
 				atif++
-			case nonEmptyFile(base + RawSuffix):
+			case form == FormRaw || nonEmptyFile(base+RawSuffix):
 				raw++
+			case form == FormNone:
+				missing = append(missing, fmt.Sprintf("%s run %d attempt %d (the agent wrote none: its ATIF file says form %q)", r.InstanceID, r.Run, r.Attempt, FormNone))
 			default:
 				rel := fd.rel + "/" + filepath.ToSlash(AttemptPath(r.InstanceID, r.Run, r.Attempt))
 				missing = append(missing, fmt.Sprintf("%s run %d attempt %d (no %s or %s)", r.InstanceID, r.Run, r.Attempt, rel+ATIFSuffix, path.Base(rel)+RawSuffix))
@@ -433,12 +439,43 @@ func trajectories(folders []*folderData) (string, string) {
 		parts = append(parts, fmt.Sprintf("%d in ATIF", atif))
 	}
 	if raw > 0 {
-		parts = append(parts, fmt.Sprintf("%d raw only (the agent's own file, no ATIF)", raw))
+		parts = append(parts, fmt.Sprintf("%d raw only (the agent's own file, or its text kept whole in ATIF: not read step by step)", raw))
 	}
 	if inPred > 0 {
 		parts = append(parts, fmt.Sprintf("%d in the predictions (envgap eval)", inPred))
 	}
 	return StatusOK, fmt.Sprintf("every attempt has one: %s", strings.Join(parts, ", "))
+}
+
+// The forms envgap run records of an attempt's ATIF file (extra.envgap.form, lib/atif):
+// FormRaw is a trajectory envgap cannot read kept whole in one step, FormNone an attempt
+// whose agent wrote no trajectory. Other forms ("envgap", "agent") are read trajectories.
+const (
+	FormRaw  = "raw"
+	FormNone = "none"
+)
+
+// atifForm returns the form an ATIF file's envgap verdict records, or "ATIF" when it
+// records none (a file written by another tool), or "" when it is not JSON.
+func atifForm(p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	var doc struct {
+		Extra struct {
+			Envgap struct {
+				Form string `json:"form"`
+			} `json:"envgap"`
+		} `json:"extra"`
+	}
+	if json.Unmarshal(b, &doc) != nil {
+		return ""
+	}
+	if f := doc.Extra.Envgap.Form; f != "" {
+		return f
+	}
+	return "ATIF"
 }
 
 func nonEmptyFile(p string) bool {

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/envgap/envgap/harness/eval"
+	"github.com/envgap/envgap/schemas"
 )
 
 func writeMeta(t *testing.T, s string) string {
@@ -160,5 +163,39 @@ func TestSettingLeaderboard(t *testing.T) {
 		if ok, diff := c.s.Leaderboard(); ok || !strings.Contains(diff, c.want) {
 			t.Errorf("%+v: %v %q, want %q", c.s, ok, diff, c.want)
 		}
+	}
+}
+
+// TestTrajectoriesLine: an attempt's trajectory is ATIF, raw only (the agent's file, or
+// ATIF keeping unread text whole), or missing (no file, or ATIF saying the agent wrote none).
+func TestTrajectoriesLine(t *testing.T) {
+	dir := t.TempDir()
+	write := func(id string, attempt int, suffix, body string) {
+		p := filepath.Join(dir, AttemptPath(id, 1, attempt)) + suffix
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	form := func(f string) string { return `{"steps": [], "extra": {"envgap": {"form": "` + f + `"}}}` }
+	write("a", 1, ATIFSuffix, form("envgap"))
+	write("b", 1, ATIFSuffix, form("agent"))
+	write("c", 1, ATIFSuffix, form(FormRaw))
+	write("d", 1, RawSuffix, `free text`)
+	write("e", 1, ATIFSuffix, form(FormNone))
+	fd := &folderData{rel: "results/reported", dir: dir, f: &eval.Folder{Summary: schemas.EvalSummary{Mode: schemas.ModeRun}}}
+	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
+		fd.f.Results = append(fd.f.Results, schemas.EvalResult{InstanceID: id, Run: 1, Attempt: 1})
+		fd.preds = append(fd.preds, PredictionLine{InstanceID: id, Run: 1, Attempt: 1})
+	}
+	st, why := trajectories([]*folderData{fd})
+	if st != StatusFail || !strings.Contains(why, "2 attempt(s) without a trajectory") || !strings.Contains(why, `e run 1 attempt 1 (the agent wrote none`) ||
+		!strings.Contains(why, "f run 1 attempt 1 (no results/reported/agent/f/run-1/attempt-1.atif.json or attempt-1.trajectory)") {
+		t.Errorf("%s %s", st, why)
+	}
+	fd.f.Results, fd.preds = fd.f.Results[:4], fd.preds[:4]
+	st, why = trajectories([]*folderData{fd})
+	if st != StatusOK || !strings.Contains(why, "2 in ATIF, 2 raw only") {
+		t.Errorf("%s %s", st, why)
 	}
 }
