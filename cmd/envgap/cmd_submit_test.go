@@ -158,6 +158,11 @@ echo '[{"action": "edit requirements.txt", "output": "ok"}]' > "$ENVGAP_TRAJECTO
 		}
 	}
 
+	// So does report.
+	if out, err := runCLI(t, "report", tgz, "--json"); err != nil || !strings.Contains(out, `"folder": "`+filepath.ToSlash(tgz)+`/results/reported"`) {
+		t.Errorf("report of a bundle: %v\n%s", err, out)
+	}
+
 	fails := func(name, bundle, check string, why ...string) {
 		t.Helper()
 		out, err := w.submitCheck(t, checkStore, bundle)
