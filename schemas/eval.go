@@ -153,6 +153,9 @@ type EvalSummary struct {
 	Mode        EvalMode `json:"mode"`
 	K           int      `json:"k"`
 	MaxAttempts int      `json:"max_attempts"`
+	// AttemptTimeoutS is the time limit of one attempt of the agent in seconds (envgap
+	// run; absent for eval and in folders written before it was recorded).
+	AttemptTimeoutS int64 `json:"attempt_timeout_s,omitempty"`
 	// CorpusID is the corpus id of the task set the split was taken from.
 	CorpusID string `json:"corpus_id"`
 	Tasks    int    `json:"tasks"`

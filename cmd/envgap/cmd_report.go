@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/envgap/envgap/harness/report"
+	"github.com/envgap/envgap/harness/submit"
 	"github.com/envgap/envgap/harness/tasks"
 	"github.com/envgap/envgap/lib/release"
 	"github.com/envgap/envgap/schemas"
@@ -35,7 +36,8 @@ folders give one leaderboard table. Markdown for people; --json for programs; --
 writes a PNG of the resolved rate per agent and split.
 
 Result folders are given as arguments or with --results (repeated or comma-separated), as
-envgap site takes them. --ids and --limit report on a subset of each folder's tasks,
+envgap site takes them; a submission bundle of envgap submit (a folder or a .tar.gz) gives
+its result folders. --ids and --limit report on a subset of each folder's tasks,
 marked as a subset (not a leaderboard entry); with the release they were scored against
 (--tasks, or in a harness checkout its own release/tasks.jsonl) a subset gets its own corpus
 id, the one envgap eval gives the same selection.`,
@@ -77,11 +79,18 @@ func runReport(ctx context.Context, f *factory, opts *reportOptions, dirs []stri
 		}
 	}
 	var folders []*report.ResultFolder
-	for _, d := range dirs {
-		rf, err := report.ReadResultFolder(d)
+	// Submission bundles (envgap submit) give their result folders, as for site.
+	given, closeBundles, err := submit.ResultFolders(dirs, submit.DefaultLimits)
+	defer closeBundles()
+	if err != nil {
+		return usageError{err}
+	}
+	for _, g := range given {
+		rf, err := report.ReadResultFolder(g.Dir)
 		if err != nil {
 			return usageError{err}
 		}
+		rf.Dir = g.Name
 		if err := rf.Select(opts.IDs, opts.Limit); err != nil {
 			return rejectedError{err}
 		}

@@ -88,7 +88,7 @@ func (args *runWork) handler(c *cobra.Command, f *factory, _ []string, logf func
 				out, err := run.Run(ctx, []schemas.Task{*t}, run.Options{
 					Evaluator: ev, Materialize: materialize(args.GitURLTemplate), Agent: args.Agent, Builtin: builtin, Contained: contained, K: args.K,
 					MaxAttempts: args.MaxAttempts, AttemptTimeout: args.AttemptTimeout, WorkDir: work, OutDir: args.Out,
-					ReproCommand: repro, Jobs: 1, Done: done,
+					ReproCommand: repro, Jobs: 1, Done: done, Split: args.Split,
 				})
 				switch {
 				case out == nil:

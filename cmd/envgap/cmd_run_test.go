@@ -14,6 +14,7 @@ import (
 
 	"github.com/envgap/envgap/data/demo"
 	"github.com/envgap/envgap/lib/agent/model/scripted"
+	"github.com/envgap/envgap/lib/atif"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -182,6 +183,10 @@ func TestRunBuiltinAgent(t *testing.T) {
 		}
 	}
 
+	// The same attempt in ATIF beside it: valid, its tool calls and outputs as steps, the
+	// tokens and cost the results hold, envgap's verdict in its extra.
+	checkBuiltinATIF(t, filepath.Join(res, "model"), evalControl, rf[0])
+
 	// A model that never stops is ended by --max-turns, and the workspace is scored. It
 	// tries to reach GitHub from the box: the egress door refuses, and the refusal is in
 	// the trajectory.
@@ -197,6 +202,11 @@ func TestRunBuiltinAgent(t *testing.T) {
 	traj, _ = os.ReadFile(filepath.Join(res, "loops", "agent", evalControl, "run-1", "attempt-1.trajectory"))
 	if !strings.Contains(string(traj), `"type":"refused_connection","host":"github.com"`) && !strings.Contains(string(traj), `"host":"github.com"`) {
 		t.Errorf("the refusal is not in the trajectory:\n%s", traj)
+	}
+	if doc := checkBuiltinATIF(t, filepath.Join(res, "loops"), evalControl, rf[0]); doc != nil {
+		if v := atif.VerdictOf(doc); v == nil || len(v.Refused) == 0 || v.Refused[0].Host != "github.com" {
+			t.Errorf("the refusal is not in the ATIF verdict: %+v", v)
+		}
 	}
 
 	// An expired key is an infrastructure fault: exit 4, no result, a message saying

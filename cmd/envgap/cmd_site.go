@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/envgap/envgap/harness/site"
+	"github.com/envgap/envgap/harness/submit"
 	"github.com/envgap/envgap/lib/release"
 	"github.com/spf13/cobra"
 )
@@ -30,7 +31,8 @@ page per task), How runs are scored (the card's text) and Evaluation code (the h
 The folder is static: it opens from file:// and from any static host and loads nothing from
 outside itself. A result folder scored on another corpus id than the release is shown apart,
 labelled, and never ranked. Result folders are given with --results (repeated or
-comma-separated) or as arguments, as envgap report takes them. The same inputs give the same
+comma-separated) or as arguments, as envgap report takes them; a submission bundle of envgap
+submit (a folder or a .tar.gz) gives its result folders. The same inputs give the same
 bytes. See docs/site.md.`,
 		Example: "  envgap site --hub out/hub --out site --results results/gold results/noop\n  envgap site --hub out/hub --results results/gold,results/noop --out site\n  envgap site --hub out/hub --out site results/*",
 		RunE: func(c *cobra.Command, args []string) error {
@@ -39,7 +41,7 @@ bytes. See docs/site.md.`,
 		},
 	}
 	c.Flags().StringVar(&opts.Hub, "hub", "", "the release's Hub folder (envgap export's output)")
-	c.Flags().StringSliceVar(&opts.Results, "results", nil, "result folders of envgap eval or envgap run (repeat or comma-separate)")
+	c.Flags().StringSliceVar(&opts.Results, "results", nil, "result folders of envgap eval or envgap run, or submission bundles (repeat or comma-separate)")
 	c.Flags().StringVar(&opts.Out, "out", "", "the site folder to write (new, empty, or an earlier site)")
 	return c
 }
@@ -66,7 +68,17 @@ func runSite(f *factory, opts *siteOptions) error {
 	} else if !os.IsNotExist(err) {
 		return err
 	}
-	res, err := site.LoadResults(opts.Results)
+	// Submission bundles (envgap submit) give their result folders.
+	given, closeBundles, err := submit.ResultFolders(opts.Results, submit.DefaultLimits)
+	defer closeBundles()
+	if err != nil {
+		return usageError{err}
+	}
+	folders := make([]site.Folder, len(given))
+	for i, g := range given {
+		folders[i] = site.Folder{Name: g.Name, Dir: g.Dir}
+	}
+	res, err := site.LoadFolders(folders)
 	if err != nil {
 		return usageError{err}
 	}

@@ -383,16 +383,7 @@ func (s *Session) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, host, port, "scheme "+trunc(r.URL.Scheme)+" is not forwarded", http.StatusForbidden)
 		return
 	}
-	if !s.allowedTarget(host, port) {
-		s.refuse(w, host, port, "not on the allowlist", http.StatusForbidden)
-		return
-	}
-	if s.bytes.Load() > s.door.maxBytes() {
-		s.refuse(w, host, port, s.overBytes(), http.StatusForbidden)
-		return
-	}
-	if !s.acquire() {
-		s.refuse(w, host, port, fmt.Sprintf("more than %d connections at once", s.door.maxConns()), http.StatusServiceUnavailable)
+	if !s.admit(w, host, port) {
 		return
 	}
 	defer s.release()
@@ -401,6 +392,23 @@ func (s *Session) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = &meteredBody{ReadCloser: r.Body, s: s, host: host, port: port}
 	}
 	s.rp.ServeHTTP(w, r)
+}
+
+// admit takes one of the session's connections for host:port, or refuses (and records) a
+// target off the allowlist, a session over its byte bound, or one over its connections.
+// The caller releases what it took.
+func (s *Session) admit(w http.ResponseWriter, host string, port int) bool {
+	switch {
+	case !s.allowedTarget(host, port):
+		s.refuse(w, host, port, "not on the allowlist", http.StatusForbidden)
+	case s.bytes.Load() > s.door.maxBytes():
+		s.refuse(w, host, port, s.overBytes(), http.StatusForbidden)
+	case !s.acquire():
+		s.refuse(w, host, port, fmt.Sprintf("more than %d connections at once", s.door.maxConns()), http.StatusServiceUnavailable)
+	default:
+		return true
+	}
+	return false
 }
 
 // meteredBody counts a forwarded body's bytes against the session's bound and cuts it
@@ -440,16 +448,7 @@ func (s *Session) connect(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, host, port, fmt.Sprintf("CONNECT only to port %d", TLSPort), http.StatusForbidden)
 		return
 	}
-	if !s.allowedTarget(host, port) {
-		s.refuse(w, host, port, "not on the allowlist", http.StatusForbidden)
-		return
-	}
-	if s.bytes.Load() > s.door.maxBytes() {
-		s.refuse(w, host, port, s.overBytes(), http.StatusForbidden)
-		return
-	}
-	if !s.acquire() {
-		s.refuse(w, host, port, fmt.Sprintf("more than %d connections at once", s.door.maxConns()), http.StatusServiceUnavailable)
+	if !s.admit(w, host, port) {
 		return
 	}
 	hj, ok := w.(http.Hijacker)

@@ -93,6 +93,9 @@ func Run(ctx context.Context, o RunOptions) (*Scored, error) {
 		if sc != nil {
 			sc.SetAside = aside
 		}
+		if err == nil {
+			err = WriteATIF(o.Out, sc.Summary, sc.Results, byID)
+		}
 		return sc, err
 	}
 	ev, closer, err := o.Open()
@@ -106,6 +109,9 @@ func Run(ctx context.Context, o RunOptions) (*Scored, error) {
 	}
 	sc, err := ev.WriteResults(o.Out, meta, tasks, out, nil)
 	if err != nil {
+		return nil, err
+	}
+	if err := WriteATIF(o.Out, sc.Summary, sc.Results, byID); err != nil {
 		return nil, err
 	}
 	sc.SetAside = aside

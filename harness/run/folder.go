@@ -82,7 +82,8 @@ func Folder(ctx context.Context, o FolderOptions) (*eval.Scored, error) {
 	if name == "" {
 		name = filepath.Base(strings.Fields(command)[0])
 	}
-	meta := schemas.EvalSummary{Agent: name, Split: o.Split, Mode: schemas.ModeRun, K: o.K, MaxAttempts: o.MaxAttempts, Subset: subset}
+	meta := schemas.EvalSummary{Agent: name, Split: o.Split, Mode: schemas.ModeRun, K: o.K, MaxAttempts: o.MaxAttempts, Subset: subset,
+		AttemptTimeoutS: int64(o.AttemptTimeout / time.Second)}
 	if o.Release != nil && subset == nil {
 		all, err := o.Release()
 		if err != nil {
@@ -124,7 +125,7 @@ func Folder(ctx context.Context, o FolderOptions) (*eval.Scored, error) {
 	out, runErr := Run(ctx, tasks, Options{
 		Evaluator: ev, Materialize: o.Materialize, Agent: o.Agent, Builtin: builtin, Contained: contained, K: o.K,
 		MaxAttempts: o.MaxAttempts, AttemptTimeout: o.AttemptTimeout, WorkDir: work, OutDir: o.Out,
-		ReproCommand: o.ReproCommand, Jobs: o.Jobs, Done: done, Progress: o.Progress,
+		ReproCommand: o.ReproCommand, Jobs: o.Jobs, Done: done, Progress: o.Progress, CorpusID: meta.CorpusID, Split: o.Split,
 	})
 	if out == nil {
 		return nil, runErr

@@ -9,12 +9,14 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/envgap/envgap/core/untrusted"
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/lib/agent"
+	"github.com/envgap/envgap/lib/atif"
 	"github.com/envgap/envgap/schemas"
 	"github.com/sourcegraph/conc/pool"
 )
@@ -53,6 +55,8 @@ type Options struct {
 	// folder (complete: resolved, or every attempt made); nil: run it.
 	Done     func(id string, run int) []schemas.EvalResult
 	Progress func(id string, run int, attempt int, r *schemas.EvalResult, err error)
+	// CorpusID and Split name what the run scores, in each attempt's ATIF trajectory.
+	CorpusID, Split string
 }
 
 // Outcome is what a run of an agent did.
@@ -168,11 +172,14 @@ func runOne(ctx context.Context, t *schemas.Task, k int, opts Options, log *byte
 	}
 	var results []schemas.EvalResult
 	for n := 1; n <= opts.MaxAttempts; n++ {
-		r, err := attempt(ctx, ws, n, opts, repro, keep)
+		r, act, err := attempt(ctx, ws, n, opts, repro, keep)
 		if err != nil {
 			return nil, err
 		}
 		r.Run, r.Attempt = k, n
+		if err := writeATIF(opts.OutDir, t, r, act, opts); err != nil {
+			return nil, err
+		}
 		results = append(results, *r)
 		if opts.Progress != nil {
 			opts.Progress(t.InstanceID, k, n, r, nil)
@@ -211,7 +218,7 @@ func runOne(ctx context.Context, t *schemas.Task, k int, opts Options, log *byte
 }
 
 // attempt runs the agent once and scores the workspace.
-func attempt(ctx context.Context, ws *agent.Workspace, n int, opts Options, repro *agent.ReproServer, keep string) (*schemas.EvalResult, error) {
+func attempt(ctx context.Context, ws *agent.Workspace, n int, opts Options, repro *agent.ReproServer, keep string) (*schemas.EvalResult, *agent.Action, error) {
 	t := ws.Task
 	feedback := ""
 	if n > 1 {
@@ -224,12 +231,12 @@ func attempt(ctx context.Context, ws *agent.Workspace, n int, opts Options, repr
 		at := agent.BuiltinAttempt{N: n, MaxAttempts: opts.MaxAttempts, Timeout: opts.AttemptTimeout,
 			Runner: opts.Evaluator.Runner, Store: opts.Evaluator.Store, Limits: opts.Evaluator.Limits}
 		if act, err = agent.ActBuiltin(ctx, ws, opts.Builtin, at, filepath.Join(keep, "attempt-"+strconv.Itoa(n))); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	case opts.Agent == AgentNoop || opts.Agent == AgentGold:
 		if opts.Agent == AgentGold {
 			if err := ws.Apply(t.GoldFiles); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		act = &agent.Action{}
@@ -237,24 +244,24 @@ func attempt(ctx context.Context, ws *agent.Workspace, n int, opts Options, repr
 		if errors.Is(err, agent.ErrRefused) {
 			act.Refused = err.Error()
 		} else if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		act.Files = files
 	default:
 		box, err := opts.Contained.Box(ctx, t, opts.Evaluator.Runner, opts.Evaluator.Limits)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if box != nil && feedback != "" {
 			if feedback, err = filepath.Abs(feedback); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		env := []string{agent.EnvAttempt + "=" + strconv.Itoa(n), agent.EnvMaxAttempts + "=" + strconv.Itoa(opts.MaxAttempts),
 			agent.EnvFeedbackFile + "=" + feedback}
 		if act, err = agent.Act(ctx, ws, agent.ActOptions{Command: opts.Agent, Env: env, Timeout: opts.AttemptTimeout, Keep: filepath.Join(keep, "attempt-"+strconv.Itoa(n)),
 			Repro: repro, ReproCommand: opts.ReproCommand, Box: box}); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	pred := &schemas.Prediction{InstanceID: t.InstanceID, Files: act.Files, Trajectory: act.Trajectory, CostUSD: act.CostUSD}
@@ -268,12 +275,72 @@ func attempt(ctx context.Context, ws *agent.Workspace, n int, opts Options, repr
 		}
 		r := eval.NewResult(t, pred, status, act.Refused)
 		r.Agent = act.Info
-		return r, nil
+		return r, act, nil
 	}
 	r, _, err := opts.Evaluator.Score(ctx, t, pred)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r.Agent = act.Info
-	return r, nil
+	return r, act, nil
+}
+
+// writeATIF writes an attempt's trajectory in ATIF (lib/atif) beside the raw one:
+// agent/<id>/run-<k>/attempt-<n>.atif.json, with envgap's verdict in its extra. The
+// built-in agents' always; a command agent's own ATIF passed through, a trajectory in a
+// shape envgap reads converted, anything else one raw step marked not inspected.
+func writeATIF(out string, t *schemas.Task, r *schemas.EvalResult, act *agent.Action, opts Options) error {
+	a := atif.Attempt{AgentVersion: "envgap core " + r.CoreVersion, Verdict: atif.NewVerdict(r, opts.CorpusID, opts.Split)}
+	scope := opts.CorpusID
+	if scope == "" {
+		scope = opts.Split // a run --slurm worker knows the split, not yet the corpus id
+	}
+	if scope == "" {
+		scope = "envgap"
+	}
+	a.SessionID = fmt.Sprintf("%s/%s/run-%d", scope, t.InstanceID, r.Run)
+	switch {
+	case opts.Builtin != nil:
+		a.AgentName, a.Model = opts.Builtin.Label(), opts.Builtin.Model.Name()
+	case opts.Agent == AgentNoop || opts.Agent == AgentGold:
+		a.AgentName, a.Verdict.Agent = opts.Agent, opts.Agent
+		note := "envgap's noop agent changed nothing; no model ran"
+		if opts.Agent == AgentGold {
+			note = "envgap's gold agent wrote the reference fix; no model ran"
+		}
+		a.Entries = []any{map[string]any{"type": "note", "note": note}}
+	default:
+		a.AgentName, a.AgentVersion = commandName(opts.Agent), "unknown (a command agent)"
+	}
+	if act != nil && a.Entries == nil {
+		a.Entries, a.Agent = act.Trajectory, act.ATIF
+	}
+	if act != nil {
+		for _, c := range act.Refusals {
+			a.Verdict.Refused = append(a.Verdict.Refused, atif.Refused{Host: c.Host, Port: c.Port, Count: c.Count})
+		}
+	}
+	if r.Agent != nil {
+		a.PromptTokens, a.CompletionTokens = r.Agent.InputTokens, r.Agent.OutputTokens
+	}
+	return saveATIF(atif.AttemptPath(out, t.InstanceID, r.Run, r.Attempt), atif.Build(a))
+}
+
+// commandName is an agent command's first word (its program).
+func commandName(command string) string {
+	if f := strings.Fields(command); len(f) > 0 {
+		return filepath.Base(f[0])
+	}
+	return "agent"
+}
+
+func saveATIF(p string, doc *atif.Trajectory) error {
+	b, err := atif.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("trajectory %s: %w", p, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, b, 0o644)
 }

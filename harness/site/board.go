@@ -17,6 +17,8 @@ type BoardRow struct {
 	Tied bool
 	Name string
 	Row  report.ReportRow
+	// Run is the result folder's run page, relative to the site's root (runs.go).
+	Run string
 }
 
 // Board is one set's leaderboard.

@@ -56,21 +56,24 @@ func LoadHub(dir string) (*Release, error) {
 // Attempt is what a task page shows of one attempt: the fields of a results.jsonl line it
 // reads.
 type Attempt struct {
-	InstanceID string `json:"instance_id"`
-	Excluded   bool   `json:"excluded"`
-	Run        int    `json:"run"`
-	Attempt    int    `json:"attempt"`
-	Status     string `json:"status"`
-	Resolved   bool   `json:"resolved"`
-	Reason     string `json:"reason"`
-	Rejection  string `json:"rejection"`
-	Leaks      []struct {
-		Rule string `json:"rule"`
-	} `json:"leaks"`
+	InstanceID string         `json:"instance_id"`
+	Excluded   bool           `json:"excluded"`
+	Run        int            `json:"run"`
+	Attempt    int            `json:"attempt"`
+	Status     string         `json:"status"`
+	Resolved   bool           `json:"resolved"`
+	Reason     string         `json:"reason"`
+	Rejection  string         `json:"rejection"`
+	Leaks      []schemas.Leak `json:"leaks"`
 	ManifestF1 struct {
 		Measured bool    `json:"measured"`
 		F1       float64 `json:"f1"`
 	} `json:"manifest_f1"`
+	// What a run's attempt page shows besides (runs.go).
+	Trajectory string                `json:"trajectory"`
+	CostUSD    *float64              `json:"cost_usd"`
+	Agent      *schemas.AgentAttempt `json:"agent"`
+	Steps      []schemas.EvalStep    `json:"steps"`
 }
 
 // Results is one result folder: the figures the report reads and the attempts the task
@@ -80,17 +83,34 @@ type Results struct {
 	Name     string
 	Folder   *report.ResultFolder
 	Attempts []Attempt
+	// Dir is the folder on disk, where the run pages read each attempt's ATIF
+	// trajectory and the evaluation's log ("": none, the pages say so).
+	Dir string
 }
 
 // LoadResults reads result folders, sorted by name so the order given does not matter.
 // Two folders with the same name are refused.
 func LoadResults(dirs []string) ([]*Results, error) {
+	folders := make([]Folder, len(dirs))
+	for i, d := range dirs {
+		folders[i] = Folder{Name: d, Dir: d}
+	}
+	return LoadFolders(folders)
+}
+
+// Folder is a result folder to read (Dir) and the name the site shows it by (a path as
+// given; a submission bundle's folder is named inside the bundle as given).
+type Folder struct{ Name, Dir string }
+
+// LoadFolders is LoadResults with each folder's name given apart from where it is read.
+func LoadFolders(folders []Folder) ([]*Results, error) {
 	var out []*Results
 	seen := map[string]bool{}
-	for _, d := range dirs {
-		name := filepath.ToSlash(filepath.Clean(d))
+	for _, fo := range folders {
+		d := fo.Dir
+		name := filepath.ToSlash(filepath.Clean(fo.Name))
 		if seen[name] {
-			return nil, fmt.Errorf("site: result folder %s given twice", d)
+			return nil, fmt.Errorf("site: result folder %s given twice", fo.Name)
 		}
 		seen[name] = true
 		f, err := report.ReadResultFolder(d)
@@ -102,7 +122,7 @@ func LoadResults(dirs []string) ([]*Results, error) {
 			return nil, err
 		}
 		f.Dir = name
-		out = append(out, &Results{Name: name, Folder: f, Attempts: atts})
+		out = append(out, &Results{Name: name, Folder: f, Attempts: atts, Dir: d})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

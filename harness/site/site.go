@@ -82,7 +82,10 @@ type Report struct {
 	CorpusID   string `json:"corpus_id"`
 	Candidates int    `json:"candidates"`
 	TaskPages  int    `json:"task_pages"`
-	Boards     []struct {
+	// RunPages counts the trajectory viewer's pages: a page per result folder and per
+	// attempt (runs.go).
+	RunPages int `json:"run_pages"`
+	Boards   []struct {
 		Set  string `json:"set"`
 		Rows int    `json:"rows"`
 	} `json:"boards"`
@@ -106,11 +109,11 @@ func (fs files) page(name, tmpl string, data any) error {
 // earlier Build wrote (it has index.html and assets/tasks-data.js); its contents are
 // replaced. The same input gives the same bytes.
 func Build(in Input, out string) (*Report, error) {
-	fs, rep, err := Render(in)
+	fs, lz, rep, err := render(in)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFolder(out, fs); err != nil {
+	if err := writeFolder(out, fs, lz); err != nil {
 		return nil, err
 	}
 	rep.Out = out
@@ -119,12 +122,40 @@ func Build(in Input, out string) (*Report, error) {
 
 // Render builds the site in memory: every file by its slash-separated path.
 func Render(in Input) (map[string][]byte, *Report, error) {
+	fs, lz, rep, err := render(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	for name, mk := range lz {
+		if fs[name], err = mk(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return fs, rep, nil
+}
+
+// render builds the site: the files in memory, and the attempt pages (lazy) made when
+// they are written.
+func render(in Input) (files, lazy, *Report, error) {
 	rel := in.Release
 	if rel == nil {
-		return nil, nil, fmt.Errorf("site: no release")
+		return nil, nil, nil, fmt.Errorf("site: no release")
 	}
-	fs := files{}
+	fs, lz := files{}, lazy{}
 	lb := BuildLeaderboard(rel, in.Results)
+	slugs := runSlugs(in.Results)
+	slugOf := map[string]string{}
+	for r, slug := range slugs {
+		slugOf[r.Name] = slug
+	}
+	for i := range lb.Boards {
+		for j := range lb.Boards[i].Rows {
+			lb.Boards[i].Rows[j].Run = runLink(slugOf[lb.Boards[i].Rows[j].Name])
+		}
+	}
+	for j := range lb.Other {
+		lb.Other[j].Run = runLink(slugOf[lb.Other[j].Name])
+	}
 	rep := &Report{CorpusID: rel.CorpusID, Candidates: len(rel.Candidates)}
 	base := func(title, nav, root string) page {
 		return page{Title: title, Nav: nav, Root: root, CorpusID: rel.CorpusID, CSP: CSP}
@@ -153,7 +184,7 @@ func Render(in Input) (map[string][]byte, *Report, error) {
 		Boards []boardView
 		Other  []BoardRow
 	}{base("Leaderboard", "leaderboard", ""), boards, lb.Other}); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 
 	// Tasks and a page per candidate.
@@ -165,6 +196,13 @@ func Render(in Input) (map[string][]byte, *Report, error) {
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].InstanceID < cands[j].InstanceID })
 	names := pageNames(cands)
 	byTask := attemptsByTask(lb, in.Results)
+	for id, trs := range byTask {
+		for k := range trs {
+			if slug, ok := slugOf[trs[k].Name]; ok && trs[k].Attempts > 0 {
+				trs[k].Run = "../" + RunsDir + "/" + slug + "/" + attemptPage(id, 1, 1)
+			}
+		}
+	}
 	var data tasksData
 	data.Columns = []string{"instance_id", "set", "outcome", "reason", "ecosystem", "repo", "made_by", "registry_date", "excluded", "page"}
 	opts := [3]map[string]bool{{}, {}, {}}
@@ -186,18 +224,26 @@ func Render(in Input) (map[string][]byte, *Report, error) {
 		opts[0][string(c.Set)], opts[1][string(c.Outcome)], opts[2][string(c.Ecosystem)] = true, true, true
 		p, err := taskPageOf(c, t, byTask[c.InstanceID])
 		if err != nil {
-			return nil, nil, fmt.Errorf("site: task page of %s: %w", c.InstanceID, err)
+			return nil, nil, nil, fmt.Errorf("site: task page of %s: %w", c.InstanceID, err)
 		}
 		p.page = base(c.InstanceID, "tasks", "../")
 		p.Chroma = true
 		if err := fs.page(TaskDir+"/"+names[i], "task.html", p); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	rep.TaskPages = len(cands)
+	taskPages := map[string]string{}
+	for i := range cands {
+		taskPages[cands[i].InstanceID] = names[i]
+	}
+	if err := addRunPages(fs, lz, in.Results, slugs, taskPages, base); err != nil {
+		return nil, nil, nil, err
+	}
+	rep.RunPages = len(lz) + len(in.Results)
 	js, err := data.script()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	fs[TasksData] = js
 	tp := base("Tasks", "tasks", "")
@@ -207,20 +253,20 @@ func Render(in Input) (map[string][]byte, *Report, error) {
 		Count                                        int
 		SetOptions, OutcomeOptions, EcosystemOptions []string
 	}{tp, len(cands), sortedKeys(opts[0]), sortedKeys(opts[1]), sortedKeys(opts[2])}); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 
 	// How runs are scored.
 	body, err := scoringHTML()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := fs.page(ScoringPage, "scoring.html", struct {
 		page
 		Body      template.HTML
 		Estimator string
 	}{base("How runs are scored", "scoring", ""), body, report.PassEstimator}); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 
 	// Evaluation code.
@@ -232,7 +278,7 @@ func Render(in Input) (map[string][]byte, *Report, error) {
 	}{page: base("Evaluation code", "evaluation", ""), HarnessTasks: "release/tasks.jsonl", HarnessDir: "envgap-source", Sets: Sets}
 	if h := rel.Harness; h != nil {
 		if h.CorpusID != rel.CorpusID {
-			return nil, nil, fmt.Errorf("site: the harness zip holds corpus %s, the release's task rows are %s: not one release", h.CorpusID, rel.CorpusID)
+			return nil, nil, nil, fmt.Errorf("site: the harness zip holds corpus %s, the release's task rows are %s: not one release", h.CorpusID, rel.CorpusID)
 		}
 		sum := sha256.Sum256(h.Zip)
 		ev.Zip, ev.ZipSHA, ev.ZipSize, ev.ZipCorpusID = HarnessZip, hex.EncodeToString(sum[:]), len(h.Zip), h.CorpusID
@@ -245,24 +291,24 @@ func Render(in Input) (map[string][]byte, *Report, error) {
 		fs[HarnessZip] = h.Zip
 	}
 	if err := fs.page(EvaluationPage, "evaluation.html", ev); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 
 	// Assets.
 	for _, a := range []string{"assets/site.css", "assets/site.js"} {
 		b, err := assetFS.ReadFile(a)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		fs[a] = b
 	}
 	css, err := chromaCSS()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	fs["assets/chroma.css"] = []byte(css)
-	rep.Files = len(fs)
-	return fs, rep, nil
+	rep.Files = len(fs) + len(lz)
+	return fs, lz, rep, nil
 }
 
 // scoringHTML is the scoring page's body: the paragraphs of lib/scoring (the card's text)
@@ -338,6 +384,7 @@ func sortedKeys(m map[string]bool) []string {
 // taskResult is one leaderboard folder's result on one task.
 type taskResult struct {
 	Name, Agent     string
+	Run             string // the page of run 1's first attempt ("": none)
 	First, Best     bool
 	Attempts        int
 	F1, Status, Why string
@@ -450,7 +497,7 @@ func taskPageOf(c *schemas.Candidate, t *schemas.Task, results []taskResult) (ta
 
 // writeFolder writes the files to out, replacing an earlier site there in one step
 // (lib/publish: a kill at any moment leaves the old site or the new one).
-func writeFolder(out string, fs files) error {
+func writeFolder(out string, fs files, lz lazy) error {
 	if ents, err := os.ReadDir(out); err == nil && len(ents) > 0 {
 		if !isSite(out) {
 			return fmt.Errorf("site: %s is not empty and not a site envgap site wrote (no %s and %s): give a new folder", out, IndexPage, TasksData)
@@ -482,8 +529,11 @@ func writeFolder(out string, fs files) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return fmt.Errorf("site: %w", err)
 	}
-	names := make([]string, 0, len(fs))
+	names := make([]string, 0, len(fs)+len(lz))
 	for n := range fs {
+		names = append(names, n)
+	}
+	for n := range lz {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -502,7 +552,14 @@ func writeFolder(out string, fs files) error {
 	g.SetLimit(8)
 	for _, n := range names {
 		g.Go(func() error {
-			if err := os.WriteFile(filepath.Join(tmp, filepath.FromSlash(path.Clean(n))), fs[n], 0o644); err != nil {
+			b, ok := fs[n]
+			if !ok {
+				var err error
+				if b, err = lz[n](); err != nil { // made now: one page in memory at a time per writer
+					return err
+				}
+			}
+			if err := os.WriteFile(filepath.Join(tmp, filepath.FromSlash(path.Clean(n))), b, 0o644); err != nil {
 				return fmt.Errorf("site: %w", err)
 			}
 			return nil

@@ -20,6 +20,7 @@ import (
 	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/core/shell"
 	"github.com/envgap/envgap/core/untrusted"
+	"github.com/envgap/envgap/lib/atif"
 	"github.com/envgap/envgap/schemas"
 )
 
@@ -30,6 +31,13 @@ type Action struct {
 	Files      map[string]*string
 	Trajectory []any
 	CostUSD    *float64
+	// ATIF is the trajectory when the agent wrote it in ATIF (lib/atif), validated; nil
+	// otherwise. ATIFError says why a file that claimed to be ATIF was not (its text is
+	// then kept as one entry, not inspected).
+	ATIF      *atif.Trajectory
+	ATIFError string
+	// Refusals are the targets the box's egress door refused.
+	Refusals []schemas.ConnectionCount
 	// Info is how the command ran (nil for the built-in agents).
 	Info *schemas.AgentAttempt
 	// Refused says why the changes cannot be used (the agent's fault): it timed out,
@@ -120,7 +128,24 @@ func Act(ctx context.Context, ws *Workspace, o ActOptions) (*Action, error) {
 	}
 	var unsafe string
 	act.Trajectory, act.CostUSD, unsafe = readState(ws, o.Keep)
-	if len(act.Trajectory) > 0 {
+	act.Refusals = refused
+	if len(act.Trajectory) == 1 {
+		act.ATIF, act.ATIFError = readATIF(act.Trajectory[0], o.Keep+".trajectory")
+		if act.ATIFError != "" {
+			act.Trajectory = []any{act.ATIFError}
+		}
+	}
+	if act.ATIF != nil {
+		// The agent's own ATIF: its tokens and cost are the attempt's (a cost file, when
+		// written too, is overruled by the trajectory's total).
+		p, c, cost, ok := act.ATIF.Totals()
+		if ok {
+			act.Info.InputTokens, act.Info.OutputTokens = p, c
+		}
+		if cost != nil {
+			act.CostUSD = cost
+		}
+	} else if len(act.Trajectory) > 0 {
 		// A trajectory the agent did not write is not made up: refusals go into the
 		// agent's own, and are always counted.
 		act.Trajectory = withRefusals(act.Trajectory, refused)
@@ -469,7 +494,10 @@ func readState(ws *Workspace, keep string) (traj []any, cost *float64, unsafe st
 	}
 	if err == nil && len(bytes.TrimSpace(b)) > 0 {
 		writeFile(keep+".trajectory", b)
-		if json.Unmarshal(b, &traj) != nil {
+		var obj map[string]any
+		if json.Unmarshal(b, &obj) == nil && obj != nil {
+			traj = []any{obj} // one JSON object (an ATIF document): one entry
+		} else if json.Unmarshal(b, &traj) != nil {
 			traj = nil
 			sc := bufio.NewScanner(bytes.NewReader(b))
 			sc.Buffer(nil, maxStateBytes)
@@ -486,7 +514,8 @@ func readState(ws *Workspace, keep string) (traj []any, cost *float64, unsafe st
 				traj = append(traj, v)
 			}
 			if !ok {
-				traj = []any{string(b)}
+				// Kept as text: invalid UTF-8 replaced (the store holds canonical JSON).
+				traj = []any{string(bytes.ToValidUTF8(b, []byte("\uFFFD")))}
 			}
 		}
 	}
@@ -500,6 +529,29 @@ func readState(ws *Workspace, keep string) (traj []any, cost *float64, unsafe st
 		}
 	}
 	return traj, cost, ""
+}
+
+// readATIF reads the agent's trajectory as ATIF when its one entry claims to be (a JSON
+// object with an "ATIF..." schema_version): the document validated from the kept copy
+// (bounded, invalid UTF-8 replaced), or why it is not valid ATIF ("" and nil when it does
+// not claim to be).
+func readATIF(entry any, kept string) (*atif.Trajectory, string) {
+	m, ok := entry.(map[string]any)
+	if !ok {
+		return nil, ""
+	}
+	if v, _ := m["schema_version"].(string); !strings.HasPrefix(strings.ToUpper(v), "ATIF") {
+		return nil, ""
+	}
+	b, err := untrusted.ReadFile(filepath.Dir(kept), filepath.Base(kept), atif.MaxBytes)
+	if err != nil {
+		return nil, "the trajectory file claims to be ATIF and could not be read back: " + err.Error()
+	}
+	t, err := atif.Parse(b)
+	if err != nil {
+		return nil, "the trajectory file claims to be ATIF and is not valid ATIF (" + err.Error() + "); its text:\n" + string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
+	}
+	return t, ""
 }
 
 func writeFile(path string, b []byte) error {

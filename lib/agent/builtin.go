@@ -159,7 +159,7 @@ func ActBuiltin(ctx context.Context, ws *Workspace, b *Builtin, at BuiltinAttemp
 	if err != nil {
 		return nil, err
 	}
-	act := &Action{Info: info, CostUSD: res.CostUSD}
+	act := &Action{Info: info, CostUSD: res.CostUSD, Refusals: refused}
 	if err := json.Unmarshal(raw, &act.Trajectory); err != nil {
 		return nil, err
 	}
