@@ -29,7 +29,11 @@ import (
 //
 // envgap-core/4: containers run with the core's capabilities alone (sandbox.Capabilities),
 // no-new-privileges and no IPv6, behind the sandbox network's wall (core/sandbox/wall.sh).
-const Version = "envgap-core/4"
+// envgap-core/5: the registry serves only within the session bound to the asking container,
+// at its cut-off (a rewritten URL is refused and recorded); the door tunnels only to
+// allowlisted :443 targets whose TLS ClientHello names the CONNECT host, with a per-session
+// credential and bounds.
+const Version = "envgap-core/5"
 
 // Side says which state of the project a run evaluates.
 type Side string
