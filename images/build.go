@@ -13,8 +13,11 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -80,6 +83,13 @@ type Options struct {
 	// NodeMajor and NPMMajor are the major versions fetched for the local
 	// flavour; zero means 20 and 10.
 	NodeMajor, NPMMajor int
+	// Jobs is the number of images built at once after the common image; zero means
+	// DefaultJobs.
+	Jobs int
+	// NamePrefix goes in front of every image name (the common image's too), e.g.
+	// "cold-" builds localhost/cold-envgap-python-eval:latest: a second set beside the
+	// one in use, to measure a build without touching it. Runs use the unprefixed names.
+	NamePrefix string
 	// BuildTimeout is the deadline of one image's build (its npm downloads, the engine's
 	// build and the reading of its output) and of the base image's pull; zero means
 	// DefaultBuildTimeout. A build past it is stopped (the request to the engine is
@@ -100,12 +110,12 @@ var ErrDeadline = errors.New("did not finish within its deadline")
 
 // Built reports one image.
 type Built struct {
-	Name     string        // card name, e.g. envgap-python-eval
+	Name     string        // card name, e.g. envgap-python-eval (or Common), with Options.NamePrefix
 	Ref      string        // localhost/<name>:latest
 	ID       string        // image id (sha256:...)
 	Inputs   string        // value of the org.envgap.inputs label
-	Base     string        // base reference used
-	BaseID   string        // base image id
+	Base     string        // reference of the image it is built FROM (the common image's: its base)
+	BaseID   string        // that image's id
 	Local    bool          // built with the local flavour
 	Skipped  bool          // label already matched: not rebuilt
 	Duration time.Duration // time spent on this image (build or check)
@@ -115,7 +125,12 @@ type Built struct {
 var ErrBuild = errors.New("image build failed")
 
 // Build builds the evaluation images selected by opts through eng, skipping
-// those whose inputs label already matches, and returns them in build order.
+// those whose inputs label already matches, and returns them in build order:
+// first the common image they are all built FROM (Common), then the selected ones
+// in Names order. The common image is built (or found up to date) first; the
+// selected images are then built Jobs at once. An image that fails does not stop
+// the others: Build returns those that were built or up to date, and the failures
+// joined in one error.
 func Build(ctx context.Context, eng Engine, opts Options) ([]Built, error) {
 	sel, err := selectSpecs(opts.Only)
 	if err != nil {
@@ -145,53 +160,167 @@ func Build(ctx context.Context, eng Engine, opts Options) ([]Built, error) {
 			return nil, err
 		}
 	}
-	var results []Built
-	for _, s := range sel {
-		start := time.Now()
-		in, err := prepareInputs(ctx, s, buildBase{base: base, baseID: baseID, local: local, hostCA: hostCA, hc: hc}, opts)
-		if err != nil {
-			return results, fmt.Errorf("%s: %w", s.name, err)
-		}
-		b := Built{Name: s.name, Ref: schemas.ImageRef(s.name), Inputs: in.digest(), Base: base, BaseID: baseID, Local: local}
-		if !opts.Force {
-			if cur, err := eng.ImageInspect(ctx, b.Ref); err == nil && cur.Config != nil && cur.Config.Labels[InputsLabel] == b.Inputs {
-				b.ID, b.Skipped, b.Duration = cur.ID, true, time.Since(start)
-				fmt.Fprintf(out, "%s: up to date (%s)\n", b.Ref, shortID(b.ID))
-				if err := tagBare(ctx, eng, b); err != nil {
-					return results, err
-				}
-				results = append(results, b)
-				continue
-			}
-		}
-		fmt.Fprintf(out, "%s: building on %s (%s flavour)\n", b.Ref, base, flavourName(local))
-		id, err := withDeadline(ctx, opts.BuildTimeout, "the build (--build-timeout)", func(ctx context.Context) (string, error) {
-			if err := in.fetch(ctx, hc, opts.CacheDir); err != nil {
-				return "", err
-			}
-			return runBuild(ctx, eng, b, in, opts.NoCache, out)
-		})
-		if err != nil {
-			return results, fmt.Errorf("%s: %w", s.name, err)
-		}
-		cur, err := eng.ImageInspect(ctx, b.Ref)
-		if err != nil {
-			return results, fmt.Errorf("%s: inspecting the built image: %w", s.name, err)
-		}
-		if id != "" && !sameID(id, cur.ID) {
-			return results, fmt.Errorf("%s: built image %s but %s is %s", s.name, id, b.Ref, cur.ID)
-		}
-		if cur.Config == nil || cur.Config.Labels[InputsLabel] != b.Inputs {
-			return results, fmt.Errorf("%s: the engine did not keep the %s label", s.name, InputsLabel)
-		}
-		b.ID, b.Duration = cur.ID, time.Since(start)
-		if err := tagBare(ctx, eng, b); err != nil {
-			return results, err
-		}
-		fmt.Fprintf(out, "%s: built %s in %s\n", b.Ref, shortID(b.ID), b.Duration.Round(time.Second))
-		results = append(results, b)
+	po := &progressOut{w: out}
+	common, err := buildOne(ctx, eng, commonSpec, buildBase{base: base, baseID: baseID, local: local, hostCA: hostCA, hc: hc}, opts, po)
+	if err != nil {
+		return nil, err
 	}
-	return results, nil
+	on := buildBase{base: common.Ref, baseID: common.ID, local: local, hc: hc}
+
+	jobs := opts.Jobs
+	if jobs <= 0 {
+		jobs = DefaultJobs()
+	}
+	order := slices.Clone(sel)
+	slices.SortStableFunc(order, func(a, b spec) int { return a.rank - b.rank })
+	type result struct {
+		b   Built
+		err error
+	}
+	results := make(map[string]result, len(sel))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, jobs)
+	for _, s := range order {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			mu.Lock()
+			results[s.name] = result{err: fmt.Errorf("%s: %w", opts.NamePrefix+s.name, ctx.Err())}
+			mu.Unlock()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			b, err := buildOne(ctx, eng, s, on, opts, po)
+			mu.Lock()
+			results[s.name] = result{b, err}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	built := []Built{common}
+	var errs []error
+	for _, s := range sel {
+		if r := results[s.name]; r.err != nil {
+			errs = append(errs, r.err)
+		} else {
+			built = append(built, r.b)
+		}
+	}
+	return built, errors.Join(errs...)
+}
+
+// DefaultJobs is the number of images Build builds at once when Options.Jobs is
+// zero: one per core, at most the four images, at least two (an image's build waits
+// on downloads much of its time).
+func DefaultJobs() int {
+	return min(max(runtime.NumCPU(), 2), len(specs()))
+}
+
+// buildOne builds image s on on, or finds it up to date, writing its progress to po
+// with its name in front of every line.
+func buildOne(ctx context.Context, eng Engine, s spec, on buildBase, opts Options, po *progressOut) (Built, error) {
+	name := opts.NamePrefix + s.name
+	out := po.prefixed("[" + name + "] ")
+	defer out.flush()
+	start := time.Now()
+	in, err := prepareInputs(ctx, s, on, opts)
+	if err != nil {
+		return Built{}, fmt.Errorf("%s: %w", name, err)
+	}
+	b := Built{Name: name, Ref: schemas.ImageRef(name), Inputs: in.digest(), Base: on.base, BaseID: on.baseID, Local: on.local}
+	if !opts.Force {
+		if cur, err := eng.ImageInspect(ctx, b.Ref); err == nil && cur.Config != nil && cur.Config.Labels[InputsLabel] == b.Inputs {
+			b.ID, b.Skipped, b.Duration = cur.ID, true, time.Since(start)
+			fmt.Fprintf(out, "%s: up to date (%s)\n", b.Ref, shortID(b.ID))
+			if err := tagBare(ctx, eng, b); err != nil {
+				return Built{}, err
+			}
+			return b, nil
+		}
+	}
+	fmt.Fprintf(out, "%s: building on %s (%s flavour)\n", b.Ref, on.base, flavourName(on.local))
+	id, err := withDeadline(ctx, opts.BuildTimeout, "the build (--build-timeout)", func(ctx context.Context) (string, error) {
+		if err := in.fetch(ctx, on.hc, opts.CacheDir); err != nil {
+			return "", err
+		}
+		return runBuild(ctx, eng, b, in, opts.NoCache, out)
+	})
+	if err != nil {
+		return Built{}, fmt.Errorf("%s: %w", name, err)
+	}
+	cur, err := eng.ImageInspect(ctx, b.Ref)
+	if err != nil {
+		return Built{}, fmt.Errorf("%s: inspecting the built image: %w", name, err)
+	}
+	if id != "" && !sameID(id, cur.ID) {
+		return Built{}, fmt.Errorf("%s: built image %s but %s is %s", name, id, b.Ref, cur.ID)
+	}
+	if cur.Config == nil || cur.Config.Labels[InputsLabel] != b.Inputs {
+		return Built{}, fmt.Errorf("%s: the engine did not keep the %s label", name, InputsLabel)
+	}
+	b.ID, b.Duration = cur.ID, time.Since(start)
+	if err := tagBare(ctx, eng, b); err != nil {
+		return Built{}, err
+	}
+	fmt.Fprintf(out, "%s: built %s in %s\n", b.Ref, shortID(b.ID), b.Duration.Round(time.Second))
+	return b, nil
+}
+
+// progressOut is the progress writer the builds running at once share: each writes
+// whole lines, with its image's name in front, so that their outputs interleave by
+// lines and say whose they are.
+type progressOut struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (p *progressOut) prefixed(prefix string) *lineWriter {
+	return &lineWriter{p: p, prefix: prefix}
+}
+
+// lineWriter is one build's writer into a progressOut: it holds back a partial line
+// until its end arrives (or flush).
+type lineWriter struct {
+	p       *progressOut
+	prefix  string
+	pending []byte
+}
+
+func (l *lineWriter) Write(b []byte) (int, error) {
+	l.pending = append(l.pending, b...)
+	i := bytes.LastIndexByte(l.pending, '\n')
+	if i < 0 {
+		return len(b), nil
+	}
+	l.emit(l.pending[:i+1])
+	l.pending = append(l.pending[:0], l.pending[i+1:]...)
+	return len(b), nil
+}
+
+func (l *lineWriter) flush() {
+	if len(l.pending) > 0 {
+		l.emit(append(l.pending, '\n'))
+		l.pending = nil
+	}
+}
+
+func (l *lineWriter) emit(lines []byte) {
+	var buf bytes.Buffer
+	for _, line := range bytes.SplitAfter(lines, []byte("\n")) {
+		if len(line) > 0 {
+			buf.WriteString(l.prefix)
+			buf.Write(line)
+		}
+	}
+	l.p.mu.Lock()
+	defer l.p.mu.Unlock()
+	l.p.w.Write(buf.Bytes())
 }
 
 func flavourName(local bool) string {
@@ -332,7 +461,9 @@ type buildBase struct {
 	hc           *http.Client
 }
 
-// prepareInputs collects the inputs of image s built on on.
+// prepareInputs collects the inputs of image s built on on: for the common image, its
+// Dockerfile, base-setup.sh and (local flavour) the host CA bundle; for the others,
+// their Dockerfile and the files they add (Maven settings, Node.js and npm tarballs).
 func prepareInputs(ctx context.Context, s spec, on buildBase, opts Options) (*inputs, error) {
 	in := &inputs{name: s.name, base: on.base, baseID: on.baseID, args: map[string]string{"BASE": on.base, "ENVGAP_LOCAL": "0"}}
 	if on.local {
@@ -347,20 +478,22 @@ func prepareInputs(ctx context.Context, s spec, on buildBase, opts Options) (*in
 		return nil, fmt.Errorf("embedded Dockerfile: %w", err)
 	}
 	add("Dockerfile", df)
-	setup, err := files.ReadFile("common/base-setup.sh")
-	if err != nil {
-		return nil, fmt.Errorf("embedded base-setup.sh: %w", err)
+	if s.name == Common {
+		setup, err := files.ReadFile("common/base-setup.sh")
+		if err != nil {
+			return nil, fmt.Errorf("embedded base-setup.sh: %w", err)
+		}
+		add("envgap/base-setup.sh", setup)
+		if on.local && len(on.hostCA) > 0 {
+			add("envgap/host-ca.crt", on.hostCA)
+		}
 	}
-	add("envgap/base-setup.sh", setup)
 	if s.name == Java {
 		b, err := files.ReadFile("java/maven-settings-local.xml")
 		if err != nil {
 			return nil, fmt.Errorf("embedded maven settings: %w", err)
 		}
 		add("envgap/maven-settings-local.xml", b)
-	}
-	if on.local && len(on.hostCA) > 0 {
-		add("envgap/host-ca.crt", on.hostCA)
 	}
 	if on.local && s.name == JavaScript {
 		reg := opts.NPMRegistry
@@ -392,7 +525,7 @@ func prepareInputs(ctx context.Context, s spec, on buildBase, opts Options) (*in
 // manifest is the text whose SHA-256 is the inputs label (see the package doc).
 func (in *inputs) manifest() string {
 	var b strings.Builder
-	b.WriteString("envgap-image-inputs v1\n")
+	b.WriteString("envgap-image-inputs v2\n")
 	fmt.Fprintf(&b, "image %s\n", in.name)
 	fmt.Fprintf(&b, "base %s %s\n", in.base, in.baseID)
 	keys := make([]string, 0, len(in.args))

@@ -65,7 +65,7 @@ func TestBuildDeadlines(t *testing.T) {
 	t.Run("build", func(t *testing.T) {
 		eng, gone := stallingEngine(t, "build")
 		_, err := Build(ctx, eng, Options{Base: LocalBase, Only: []string{"cpp"}, HostCAFile: "none", BuildTimeout: time.Second})
-		if !errors.Is(err, ErrDeadline) || !strings.Contains(err.Error(), "envgap-cpp-eval: the build (--build-timeout) did not finish within its deadline (1s)") {
+		if !errors.Is(err, ErrDeadline) || !strings.Contains(err.Error(), "envgap-eval-common: the build (--build-timeout) did not finish within its deadline (1s)") {
 			t.Fatalf("Build on an engine that stalls in the build: %v", err)
 		}
 		<-gone // the build request was closed: the engine stops the build

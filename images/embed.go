@@ -4,5 +4,5 @@ import "embed"
 
 // files holds the Dockerfiles and the files their contexts add.
 //
-//go:embed python/Dockerfile javascript/Dockerfile java/Dockerfile java/maven-settings-local.xml cpp/Dockerfile common/base-setup.sh
+//go:embed common/Dockerfile common/base-setup.sh python/Dockerfile javascript/Dockerfile java/Dockerfile java/maven-settings-local.xml cpp/Dockerfile
 var files embed.FS

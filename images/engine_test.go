@@ -3,6 +3,7 @@ package images_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -24,6 +25,11 @@ func needEngine(t *testing.T) *sandbox.Engine {
 	return e
 }
 
+// testPrefix is ENVGAP_TEST_IMAGE_PREFIX: the tests of this file then build and run the
+// images named with it (envgap build-images --name-prefix), so that a changed recipe is
+// tried on an engine whose unprefixed images others are using.
+var testPrefix = os.Getenv("ENVGAP_TEST_IMAGE_PREFIX")
+
 // TestBuildSkipsUpToDateImage builds (or finds) the python image on the
 // engine's base and checks a second Build is a no-op.
 func TestBuildSkipsUpToDateImage(t *testing.T) {
@@ -32,7 +38,7 @@ func TestBuildSkipsUpToDateImage(t *testing.T) {
 	}
 	e := needEngine(t)
 	ctx := context.Background()
-	opts := images.Options{Only: []string{"python"}}
+	opts := images.Options{Only: []string{"python"}, NamePrefix: testPrefix}
 	first, err := images.Build(ctx, e.Client(), opts)
 	if err != nil {
 		t.Fatalf("Build: %v", err)
@@ -41,12 +47,13 @@ func TestBuildSkipsUpToDateImage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second Build: %v", err)
 	}
-	if len(second) != 1 || !second[0].Skipped || second[0].ID != first[0].ID || second[0].Inputs != first[0].Inputs {
-		t.Fatalf("second Build did not skip the up-to-date image: first %+v second %+v", first, second)
+	if len(second) != 2 || !second[0].Skipped || !second[1].Skipped || second[1].ID != first[1].ID || second[1].Inputs != first[1].Inputs ||
+		second[0].Name != testPrefix+images.Common || second[1].BaseID != first[0].ID {
+		t.Fatalf("second Build did not skip the up-to-date images: first %+v second %+v", first, second)
 	}
-	img, err := e.Client().ImageInspect(ctx, images.Python) // the bare card name resolves too
-	if err != nil || img.ID != first[0].ID || img.Config.Labels[images.InputsLabel] != first[0].Inputs {
-		t.Fatalf("bare name %s: %v, id %s labels %v; want %s", images.Python, err, img.ID, img.Config.Labels, first[0].ID)
+	img, err := e.Client().ImageInspect(ctx, testPrefix+images.Python) // the bare card name resolves too
+	if err != nil || img.ID != first[1].ID || img.Config.Labels[images.InputsLabel] != first[1].Inputs {
+		t.Fatalf("bare name %s: %v, id %s labels %v; want %s", images.Python, err, img.ID, img.Config.Labels, first[1].ID)
 	}
 }
 
@@ -85,7 +92,7 @@ func TestImagesBehave(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.image, func(t *testing.T) {
-			spec := sandbox.Spec{Image: schemas.ImageRef(tt.image), Files: tt.files}
+			spec := sandbox.Spec{Image: schemas.ImageRef(testPrefix + tt.image), Files: tt.files}
 			for i, s := range tt.steps {
 				spec.Steps = append(spec.Steps, sandbox.Step{Name: string(rune('a' + i)), Command: s})
 			}
@@ -150,7 +157,7 @@ target_link_libraries(d ZLIB::ZLIB mylib)
 		"cmake -S . -B build >/dev/null 2>&1 && cmake --build build >/dev/null && ./build/d",
 		after,
 	}
-	spec := sandbox.Spec{Image: schemas.ImageRef(images.Cpp), Files: files, Collect: []string{deps.EvidenceDir}}
+	spec := sandbox.Spec{Image: schemas.ImageRef(testPrefix + images.Cpp), Files: files, Collect: []string{deps.EvidenceDir}}
 	for i, s := range steps {
 		spec.Steps = append(spec.Steps, sandbox.Step{Name: string(rune('a' + i)), Command: s})
 	}

@@ -73,6 +73,7 @@ type fakeEngine struct {
 	pullErr  error
 	builds   []fakeBuild
 	failWith string // fixture file streamed for every build, when set
+	failTag  string // with failWith: only the build of this tag fails
 	tags     []string
 }
 
@@ -134,7 +135,7 @@ func (f *fakeEngine) ImageBuild(_ context.Context, ctxTar io.Reader, opts build.
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.builds = append(f.builds, fakeBuild{opts: opts, files: files})
-	if f.failWith != "" {
+	if f.failWith != "" && (f.failTag == "" || f.failTag == opts.Tags[0]) {
 		b, err := os.ReadFile(filepath.Join("testdata", f.failWith))
 		if err != nil {
 			return build.ImageBuildResponse{}, err

