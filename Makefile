@@ -25,7 +25,10 @@ slurm:
 browser:
 	bash images/setup-browser.sh
 
-images: engine build
+# The engine's set-up (OS packages, debootstrap) and the Go build need nothing of each
+# other: they run at once; then build-images (the common image, then the four at once).
+images:
+	$(MAKE) --no-print-directory -j2 engine build
 	$(WITH_ENGINE) ./bin/envgap build-images
 
 # The README's test command. Starts the engine and a single-node Slurm and builds the
@@ -45,8 +48,8 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet $(GOFLAGS_TAGS) $(PKGS)
 
-# The README's first command: the main job on the built-in demo corpus. The script starts
-# the engine and builds the images itself, so that its table of stages and seconds counts
-# them too.
-demo: build
+# The README's first command: the main job on the built-in demo corpus. The script builds
+# envgap, starts the engine (in the background meanwhile) and builds the images itself, so
+# that its table of stages and seconds counts them too.
+demo:
 	bash scripts/demo.sh
