@@ -35,25 +35,42 @@
 // these machines goes through an intercepting proxy whose CA a bare rootfs does
 // not trust, and without it npm and git over TLS fail inside containers.
 //
+// # The common image, and builds at once
+//
+// The four are built FROM one common image, envgap-eval-common (Common; tagged
+// localhost/envgap-eval-common:latest), which Build makes first on the base: it
+// runs common/base-setup.sh once (the package lists, downloaded once and kept
+// gzip-compressed; ca-certificates, bash, strace; the host CA on the local base;
+// /work and /evidence). The four install only their own packages from those lists
+// and remove the lists in their last step. They are then built Options.Jobs at
+// once (DefaultJobs: two per core, at most four), the longest first;
+// their progress lines carry the image's name in front. An image that fails does
+// not stop the others. Options.NamePrefix puts a prefix in front of every name
+// (the common image's too), to build a second set beside the one in use.
+//
 // # Build context and inputs label
 //
 // Each build sends a tar context built in memory from the embedded files:
 //
 //	Dockerfile
-//	envgap/base-setup.sh            shared first step (apt basics, CA, /work, /evidence)
+//	envgap/base-setup.sh            common image only (apt lists and basics, CA, /work, /evidence)
+//	envgap/host-ca.crt              common image on the local base only
 //	envgap/maven-settings-local.xml java only
-//	envgap/host-ca.crt              local base only
 //	envgap/node.tgz, envgap/npm.tgz javascript on the local base only
 //
-// with build args BASE and ENVGAP_LOCAL (0 or 1). Every image is labelled
-// org.envgap.inputs=sha256:<hex>, the SHA-256 of this text, one line each:
+// with build args BASE (the base for the common image, the common image's
+// reference for the four) and ENVGAP_LOCAL (0 or 1). Every image, the common one
+// too, is labelled org.envgap.inputs=sha256:<hex>, the SHA-256 of this text, one
+// line each:
 //
-//	envgap-image-inputs v1
-//	image <name>
-//	base <base reference> <base image id>
+//	envgap-image-inputs v2
+//	image <name>                (without the name prefix)
+//	base <reference> <image id> (of the image it is built FROM)
 //	arg <NAME>=<value>          (sorted by name)
 //	file <path> <digest>        (sorted by path; sha256:<hex> of the bytes, or
 //	                             the npm integrity string for npm tarballs)
 //
-// An image whose label already equals the inputs digest is not rebuilt.
+// An image whose label already equals the inputs digest is not rebuilt. The
+// common image's id is in the four's text, so a rebuilt common image rebuilds
+// them.
 package images

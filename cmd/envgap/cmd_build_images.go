@@ -25,7 +25,7 @@ func newBuildImagesCommand(f *factory) *cobra.Command {
 		Long: `Build envgap-python-eval, envgap-javascript-eval, envgap-java-eval and envgap-cpp-eval
 (tagged localhost/<name>:latest) through the engine. They are built FROM one common image,
 envgap-eval-common, made first: the package lists (downloaded once) and what every image
-holds; then --jobs of them at once (default: one per core, at least two). Each image, the
+holds; then --jobs of them at once (default: two per core, at most four). Each image, the
 common one too, is labelled with the digest of its build inputs and skipped ("up to date")
 when that label already matches. The production base is
 ubuntu:22.04; where it can be neither found nor pulled, the local Debian base made by
@@ -45,7 +45,7 @@ calls after 30 s, so an engine that stops answering ends the command with an err
 	c.Flags().StringVar(&opts.Base, "base", "", "base image (default "+images.ProductionBase+", else "+images.LocalBase+")")
 	c.Flags().StringSliceVar(&opts.Only, "only", nil, "images or ecosystems to build (default all four)")
 	c.Flags().BoolVar(&opts.Force, "force", false, "rebuild even when the inputs label matches")
-	c.Flags().IntVar(&opts.Jobs, "jobs", 0, "images built at once after the common image (default: one per core, at least two, at most four)")
+	c.Flags().IntVar(&opts.Jobs, "jobs", 0, "images built at once after the common image (default: two per core, at most four)")
 	c.Flags().StringVar(&opts.NamePrefix, "name-prefix", "", "put this in front of every image name (e.g. cold-): builds a second set beside the one runs use, to measure a build")
 	c.Flags().BoolVar(&opts.NoCache, "no-cache", false, "do not use the engine's layer cache")
 	c.Flags().BoolVar(&opts.Local, "local", false, "force the local flavour (npm-registry Node.js, Debian's Maven repository, host CA bundle)")
