@@ -83,17 +83,24 @@ func runBuildImages(c *cobra.Command, f *factory, opts *buildImagesOptions) erro
 	}
 	built, err := images.Build(c.Context(), eng.Client(), o)
 	if err != nil {
+		// An image that failed did not stop the others: say which were built, then fail.
+		for _, b := range built {
+			fmt.Fprintf(f.Err, "%s\t%s\t%s\n", b.Ref, b.ID, buildState(b))
+		}
 		return err
 	}
 	if f.Global.JSON {
 		return f.printJSON(built)
 	}
 	for _, b := range built {
-		state := "built"
-		if b.Skipped {
-			state = "up to date"
-		}
-		fmt.Fprintf(f.Out, "%s\t%s\t%s\t%s\n", b.Ref, b.ID, state, b.Duration.Round(1e6))
+		fmt.Fprintf(f.Out, "%s\t%s\t%s\t%s\n", b.Ref, b.ID, buildState(b), b.Duration.Round(1e6))
 	}
 	return nil
+}
+
+func buildState(b images.Built) string {
+	if b.Skipped {
+		return "up to date"
+	}
+	return "built"
 }
