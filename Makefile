@@ -58,4 +58,4 @@ lint:
 # envgap, starts the engine (in the background meanwhile) and builds the images itself, so
 # that its table of stages and seconds counts them too.
 demo:
-	bash scripts/demo.sh
+	GO="$(GO)" bash scripts/demo.sh
