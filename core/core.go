@@ -65,6 +65,9 @@ type Spec struct {
 	Limits sandbox.Limits
 	// ManifestPaths are the manifests D1 is read from; empty: found in the project.
 	ManifestPaths []string
+	// Gate, when set, is where the run waits, its container ready, before its steps
+	// (see Gate). It is not part of the run's key: it decides when, never what.
+	Gate *Gate
 }
 
 // InfraError is a fault of the infrastructure, not of the project: the run says nothing

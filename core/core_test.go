@@ -105,10 +105,22 @@ func TestKeyDependsOnEveryInput(t *testing.T) {
 		"Limits":        {func(s *Spec) { s.Limits.MemoryBytes = 1 }, func(s *Spec) { s.Limits.StepTimeout = time.Second }},
 		"ManifestPaths": {func(s *Spec) { s.ManifestPaths = []string{"requirements.txt"} }},
 	}
+	// Fields that decide when a run happens, never what it does: not keyed.
+	unkeyed := map[string]func(*Spec){
+		"Gate": func(s *Spec) { s.Gate = NewGate(1) },
+	}
 	fields := reflect.TypeFor[Spec]()
 	for i := range fields.NumField() {
-		if _, ok := variants[fields.Field(i).Name]; !ok {
-			t.Errorf("Spec.%s has no variant here: key it in Key, then add one", fields.Field(i).Name)
+		name := fields.Field(i).Name
+		if _, ok := variants[name]; !ok && unkeyed[name] == nil {
+			t.Errorf("Spec.%s has no variant here: key it in Key, then add one", name)
+		}
+	}
+	for name, v := range unkeyed {
+		s := base
+		v(&s)
+		if k, _ := Key(s); k != k0 {
+			t.Errorf("%s changes the key: it decides when a run happens, not what it does", name)
 		}
 	}
 	for name, vs := range variants {

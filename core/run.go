@@ -90,6 +90,16 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 		}
 		return nil, schemas.Digest{}, &InfraError{fmt.Errorf("%s: egress door: %w", spec.InstanceID, err)}
 	}
+	// The before side's evidence is not read (D2 and D3 are the after side's): nothing is
+	// collected from its container.
+	var collect []string
+	if spec.Side != SideBefore {
+		collect = []string{EvidenceDir}
+	}
+	var gate func(context.Context) (func(), error)
+	if spec.Gate != nil {
+		gate = spec.Gate.Enter
+	}
 	sess := c.Proxy.NewSession(cutoff)
 	started := c.now()
 	res, runErr := c.Runner.Run(ctx, sandbox.Spec{
@@ -99,8 +109,9 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 		Env:         append(append(sess.Env(c.ProxyURL), doorEnv...), "ENVGAP_EVIDENCE="+EvidenceDir),
 		Network:     sandbox.NetworkDefault,
 		Steps:       steps,
-		Collect:     []string{EvidenceDir},
+		Collect:     collect,
 		Limits:      spec.Limits,
+		Gate:        gate,
 		Labels:      map[string]string{"org.envgap.instance": spec.InstanceID, "org.envgap.side": string(spec.Side)},
 		Started:     c.bindSession(sess),
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/envgap/envgap/core"
@@ -72,6 +73,8 @@ type checkOn struct {
 	core *core.Core
 	opts Options
 	wait bool
+	// gate bounds the runs whose steps execute at once (nil: no bound beyond the caller's).
+	gate *core.Gate
 }
 
 // one verifies one candidate.
@@ -150,11 +153,10 @@ func (s *Stage) check(ctx context.Context, on checkOn, c catalog.CandidateEntry,
 	var before, after []schemas.Digest
 	var obs []Observation
 	for i := 0; i < opts.Repeat; i++ {
-		b, bd, err := s.run(ctx, cr, core.Spec{InstanceID: id, Side: core.SideBefore, Project: project, Recipe: recipe, Cutoff: cutoff, Limits: opts.Limits}, imageID, "", i)
-		if err != nil {
-			return fail(id, err)
-		}
-		a, ad, err := s.run(ctx, cr, core.Spec{InstanceID: id, Side: core.SideAfter, Project: project, Overlay: fix, Recipe: recipe, Cutoff: cutoff, Limits: opts.Limits}, imageID, "", i)
+		b, a, bd, ad, err := s.pair(ctx, cr, on.gate,
+			core.Spec{InstanceID: id, Side: core.SideBefore, Project: project, Recipe: recipe, Cutoff: cutoff, Limits: opts.Limits},
+			core.Spec{InstanceID: id, Side: core.SideAfter, Project: project, Overlay: fix, Recipe: recipe, Cutoff: cutoff, Limits: opts.Limits},
+			imageID, i)
 		if err != nil {
 			return fail(id, err)
 		}
@@ -222,6 +224,45 @@ func verdictRef(v *schemas.Verdict) string {
 		return data.ProposalCheckRef(v.InstanceID, v.Proposal)
 	}
 	return data.VerdictRef(v.InstanceID)
+}
+
+// pair runs a candidate's before and after sides (repeat i). With a gate, both
+// containers are made ready at once and each waits at the gate for its steps (which still
+// run at most --jobs at a time, with the other candidates'); a fault of one side stops the
+// other. Without a gate, the sides run one after the other. The runs are the same either
+// way: two fresh containers, each with its own registry session.
+func (s *Stage) pair(ctx context.Context, cr *core.Core, gate *core.Gate, before, after core.Spec, imageID string, i int) (b, a *schemas.Run, bd, ad schemas.Digest, err error) {
+	if gate == nil {
+		if b, bd, err = s.run(ctx, cr, before, imageID, "", i); err != nil {
+			return nil, nil, bd, ad, err
+		}
+		a, ad, err = s.run(ctx, cr, after, imageID, "", i)
+		return b, a, bd, ad, err
+	}
+	before.Gate, after.Gate = gate, gate
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var berr, aerr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if a, ad, aerr = s.run(pctx, cr, after, imageID, "", i); aerr != nil {
+			cancel()
+		}
+	}()
+	if b, bd, berr = s.run(pctx, cr, before, imageID, "", i); berr != nil {
+		cancel()
+	}
+	wg.Wait()
+	// The first fault is the one reported: the other side's is then the cancellation.
+	switch {
+	case berr != nil && (aerr == nil || !errors.Is(berr, context.Canceled) || ctx.Err() != nil):
+		return nil, nil, bd, ad, berr
+	case aerr != nil:
+		return nil, nil, bd, ad, aerr
+	}
+	return b, a, bd, ad, nil
 }
 
 // run runs one spec, memoised per (spec, image, repeat index) so an interrupted verify

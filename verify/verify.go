@@ -26,7 +26,10 @@ type Options struct {
 	// IDs restricts the run to these candidates (verified again when their inputs
 	// changed; an unchanged one is not run). Empty: every candidate without a verdict.
 	IDs []string
-	// Jobs is how many candidates run at once (default 1).
+	// Jobs is how many candidates run their steps at once (default 1). As many more are
+	// in flight, their containers made ready (created, files copied, started) while those
+	// steps run and removed after, so that the engine's own work is not done between
+	// steps (core.Gate).
 	Jobs int
 	// Repeat runs each side this many times (default 1); k/n is recorded.
 	Repeat int
@@ -40,6 +43,10 @@ type Options struct {
 	Progress func(Event)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+
+	// serial runs Jobs candidates at a time with no container made ready ahead and no
+	// gate (how verify ran before core.Gate), for BenchmarkVerifyEngine's comparison.
+	serial bool
 }
 
 // Event is one progress event.
@@ -137,11 +144,15 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 	done := 0
 	var down core.Unresponsive // engines that stopped answering
 	start := opts.Now()
+	gate, inFlight := core.NewGate(opts.Jobs), core.Ahead(opts.Jobs)
+	if opts.serial {
+		gate, inFlight = nil, opts.Jobs
+	}
 	// Two passes: the first skips candidates another worker has claimed, the second
 	// waits for each of those (usually to find its verdict memoised, or to run it when
 	// the holder died).
 	for _, wait := range []bool{false, true} {
-		p := pool.New().WithContext(ctx).WithMaxGoroutines(opts.Jobs)
+		p := pool.New().WithContext(ctx).WithMaxGoroutines(inFlight)
 		for i, c := range todo {
 			i, c := i, c
 			if wait != rep.Results[i].deferred {
@@ -157,7 +168,7 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 					err := down.NotRun(cr)
 					res = Result{InstanceID: c.InstanceID, Infra: true, Error: err.Error(), err: err}
 				} else {
-					res = s.one(ctx, checkOn{core: cr, opts: opts, wait: wait}, c)
+					res = s.one(ctx, checkOn{core: cr, opts: opts, wait: wait, gate: gate}, c)
 				}
 				mu.Lock()
 				rep.Results[i] = res

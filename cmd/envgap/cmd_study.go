@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/envgap/envgap"
+	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/harness/study"
 	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/lib/agent/loop"
@@ -49,6 +50,7 @@ type studyReportOptions struct {
 	K        int
 	Paper    bool
 	Ties     string
+	Jobs     int
 }
 
 func newStudyReportCommand(f *factory) *cobra.Command {
@@ -92,6 +94,7 @@ every trial made to work); the report's header says which was used.`,
 	c.Flags().IntVar(&opts.K, "k", study.DefaultK, "the repair budget: a project made to work after more than k repair rounds is a failure")
 	c.Flags().BoolVar(&opts.Paper, "paper", false, "the paper's way where envgap departs from it by choice (docs/study.md): one manifest file, Java test scope, raw C++ names, ties first seen, Table 5 over tasks every trial made to work")
 	c.Flags().StringVar(&opts.Ties, "ties", "", "order of equal counts in Tables 10 and 11: name or first-seen (default name; first-seen with --paper)")
+	c.Flags().IntVar(&opts.Jobs, "jobs", 1, "projects measured at once (their steps; as many more have their containers made ready meanwhile)")
 	opts.addFlags(c)
 	return c
 }
@@ -115,6 +118,8 @@ func (l *lazyMeasurer) Measure(ctx context.Context, fin study.Final) (*studylayo
 
 func runStudyReport(c *cobra.Command, f *factory, opts *studyReportOptions) error {
 	switch {
+	case opts.Jobs < 1:
+		return usageError{fmt.Errorf("--jobs %d: at least 1", opts.Jobs)}
 	case opts.K < 1:
 		return usageError{fmt.Errorf("--k %d: the repair budget is at least 1 (the paper's is %d)", opts.K, study.DefaultK)}
 	case opts.Ties != "" && opts.Ties != study.TiesName && opts.Ties != study.TiesFirstSeen:
@@ -124,7 +129,7 @@ func runStudyReport(c *cobra.Command, f *factory, opts *studyReportOptions) erro
 	if err != nil {
 		return err
 	}
-	lo := study.LoadOptions{Problems: problems, Paper: opts.Paper}
+	lo := study.LoadOptions{Problems: problems, Paper: opts.Paper, Jobs: core.Ahead(opts.Jobs)}
 	lazy := &lazyMeasurer{}
 	var sess *verify.Session
 	defer func() {
@@ -143,7 +148,7 @@ func runStudyReport(c *cobra.Command, f *factory, opts *studyReportOptions) erro
 			if err != nil {
 				return nil, err
 			}
-			return &study.CoreMeasurer{Exec: &study.Executor{Core: s.Stage.Cores[0], Store: st, Limits: vo.Limits},
+			return &study.CoreMeasurer{Exec: &study.Executor{Core: s.Stage.Cores[0], Store: st, Limits: vo.Limits, Gate: core.NewGate(opts.Jobs)},
 				Progress: func(rel string, cached bool) {
 					if cached {
 						f.logf("measured %s (memoised)", rel)

@@ -50,6 +50,7 @@ func (e *Engine) call(ctx context.Context, d time.Duration, limit time.Time, wha
 	if err := f(cctx); err != nil {
 		return fmt.Errorf("%s: %w", what, e.callErr(ctx, cctx, dl.Sub(start), err))
 	}
+	e.unanswered.Store(false)
 	return nil
 }
 
@@ -64,6 +65,7 @@ func (e *Engine) callErr(ctx, cctx context.Context, d time.Duration, err error) 
 
 // unresponsive is the error of an engine that did not answer a call.
 func (e *Engine) unresponsive(d time.Duration) error {
+	e.unanswered.Store(true)
 	return fmt.Errorf("%w at %s within %s (frozen or overloaded? the next envgap command that opens it removes what this run left behind)", ErrEngineUnresponsive, e.host, d.Round(100*time.Millisecond))
 }
 

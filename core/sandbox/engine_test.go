@@ -406,3 +406,39 @@ func TestRunWritesSystemFiles(t *testing.T) {
 		t.Errorf("a relative system file path: %v", err)
 	}
 }
+
+// TestRunGate: a run with a gate has its container created, its files in and the container
+// started before it enters; its steps run inside; it leaves before its outputs are
+// collected; a gate that refuses ends the run with its error and leaves no container.
+func TestRunGate(t *testing.T) {
+	e, img := needEngine(t)
+	labels := testLabels(t)
+	var entered, left int
+	var running bool
+	gate := func(ctx context.Context) (func(), error) {
+		entered++
+		list := containersWith(t, e, labels)
+		running = len(list) == 1 && list[0].State == "running"
+		return func() { left++ }, nil
+	}
+	res := run(t, e, Spec{Image: img, Labels: labels, Gate: gate,
+		Files:   []File{{Path: "in.txt", Content: []byte("ready\n")}},
+		Steps:   []Step{{Name: "a", Command: "cat in.txt"}, {Name: "b", Command: "mkdir -p /out && echo b > /out/b"}},
+		Collect: []string{"/out"}})
+	if entered != 1 || left != 1 || !running {
+		t.Fatalf("entered %d, left %d, container running when entering: %v", entered, left, running)
+	}
+	if string(res.Steps[0].Output) != "ready\n" || string(res.Collected["/out/b"]) != "b\n" {
+		t.Fatalf("steps behind a gate: %q, collected %q", res.Steps[0].Output, res.Collected)
+	}
+	refused := errors.New("refused at the gate")
+	labels = testLabels(t)
+	_, err := e.Run(context.Background(), Spec{Image: img, Labels: labels, Steps: []Step{{Name: "a", Command: "true"}},
+		Gate: func(context.Context) (func(), error) { return nil, refused }})
+	if !errors.Is(err, refused) {
+		t.Fatalf("Run with a refusing gate: %v", err)
+	}
+	if left := containersWith(t, e, labels); len(left) != 0 {
+		t.Fatalf("a refused run left %d container(s)", len(left))
+	}
+}

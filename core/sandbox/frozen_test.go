@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,5 +81,53 @@ func TestFrozenEngineCancel(t *testing.T) {
 		t.Logf("returned %s after the cancel", time.Since(cancelled).Round(time.Millisecond))
 	case <-time.After(abandonTimeout + 10*time.Second):
 		t.Fatal("a cancelled run over a frozen engine did not return")
+	}
+}
+
+// TestGatedRunAfterAnUnansweredCall: a run waiting at its gate while a call of the engine
+// goes unanswered does not start its steps once it enters (ErrEngineUnresponsive, its
+// container removed); a call answered since clears that, and the next gated run runs.
+func TestGatedRunAfterAnUnansweredCall(t *testing.T) {
+	real, img := needEngine(t)
+	f, host := sandboxtest.New(t)
+	e, err := Connect(context.Background(), host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	labels := testLabels(t)
+	open, entered := make(chan struct{}), make(chan struct{})
+	gate := func(ctx context.Context) (func(), error) {
+		close(entered)
+		<-open
+		return func() {}, nil
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := e.Run(context.Background(), Spec{Image: img, Labels: labels, Gate: gate, Steps: []Step{{Name: "s", Command: "true"}}})
+		errc <- err
+	}()
+	<-entered
+	f.Freeze()
+	err = e.call(context.Background(), 300*time.Millisecond, time.Time{}, "inspecting an image", func(ctx context.Context) error {
+		_, err := e.cli.ImageInspect(ctx, img)
+		return err
+	})
+	if !errors.Is(err, ErrEngineUnresponsive) {
+		t.Fatalf("a call to the frozen engine: %v", err)
+	}
+	f.Thaw()
+	close(open)
+	if err := <-errc; !errors.Is(err, ErrEngineUnresponsive) || !strings.Contains(err.Error(), "waited to start its steps") {
+		t.Fatalf("a gated run after an unanswered call: %v, want ErrEngineUnresponsive before its steps", err)
+	}
+	if left := containersWith(t, real, labels); len(left) != 0 {
+		t.Fatalf("the refused run left %d container(s)", len(left))
+	}
+	// Answered since (the image inspection of the next run): the next gated run runs.
+	res, err := e.Run(context.Background(), Spec{Image: img, Labels: labels, Steps: []Step{{Name: "s", Command: "echo ran"}},
+		Gate: func(context.Context) (func(), error) { return func() {}, nil }})
+	if err != nil || string(res.Steps[0].Output) != "ran\n" {
+		t.Fatalf("the next gated run: %v %+v", err, res)
 	}
 }

@@ -88,6 +88,21 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 	if err := e.started(id, spec, disk.ins); err != nil {
 		return nil, err
 	}
+	leave := func() {}
+	if spec.Gate != nil {
+		if leave, err = spec.Gate(ctx); err != nil {
+			return nil, err
+		}
+		if leave == nil {
+			leave = func() {}
+		}
+		if e.unanswered.Load() {
+			// The engine stopped answering while this run waited (another run's call):
+			// its steps would only wait for deadlines too.
+			leave()
+			return nil, fmt.Errorf("%w at %s: a call of another run got no answer while this one waited to start its steps (frozen or overloaded? the next envgap command that opens it removes what this run left behind)", ErrEngineUnresponsive, e.host)
+		}
+	}
 	res = &Result{ImageID: img.ID, ContainerID: id, Collected: map[string][]byte{}}
 	killed := false
 	for _, st := range spec.Steps {
@@ -98,11 +113,13 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 		sr, err := e.step(ctx, ct, id, spec, st)
 		sr, err = disk.judge(sr, err)
 		if err != nil {
+			leave()
 			return nil, fmt.Errorf("step %q: %w", st.Name, err)
 		}
 		res.Steps = append(res.Steps, sr)
 		killed = sr.TimedOut || sr.DiskExceeded
 	}
+	leave()
 	if err := e.collect(ctx, ct, id, spec, res); err != nil {
 		return nil, err
 	}

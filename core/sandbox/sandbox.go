@@ -9,6 +9,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/docker/docker/client"
@@ -39,6 +40,10 @@ type Engine struct {
 	bindKnown bool
 	bindOpts  string
 	wall      *Wall
+	// unanswered is set when a call got no answer within its deadline, and cleared by
+	// the next call answered: a run that waited at its gate does not start its steps
+	// while it is set (Spec.Gate).
+	unanswered atomic.Bool
 }
 
 // SandboxNetwork is the network of sandboxes with network (images/setup-engine.sh
@@ -230,6 +235,14 @@ type Spec struct {
 	// address (the registry proxy's session). An error stops the run before any step as
 	// an infrastructure fault (Run returns it, wrapped in ErrStartedHook).
 	Started func(netip.Addr) error
+	// Gate, when set, is entered once the container is started with its files, before the
+	// first step, and left when the last step ended (before the outputs are collected): a
+	// caller bounds with it how many runs execute steps at once while others are created,
+	// started, collected and removed around them. It decides when the steps run, never
+	// what they do. Its error ends the run (the container is removed). A run that enters
+	// after a call of the engine went unanswered (the engine's last answer was none) does
+	// not start its steps: its error wraps ErrEngineUnresponsive.
+	Gate func(ctx context.Context) (leave func(), err error)
 }
 
 // ErrStartedHook wraps the error of a Spec's or BoxSpec's Started hook.

@@ -80,6 +80,11 @@ func (f *Fault) Unwrap() error { return f.Err }
 // prediction and image are scored once (cached reports a memo answer). An error is a
 // fault (*Fault for the infrastructure, or the context's error): no result.
 func (e *Evaluator) Score(ctx context.Context, t *schemas.Task, p *schemas.Prediction) (*schemas.EvalResult, bool, error) {
+	return e.scoreAt(ctx, t, p, nil)
+}
+
+// scoreAt is Score, its run waiting at gate (when not nil) for its steps (core.Gate).
+func (e *Evaluator) scoreAt(ctx context.Context, t *schemas.Task, p *schemas.Prediction, gate *core.Gate) (*schemas.EvalResult, bool, error) {
 	if p == nil {
 		return nil, false, fmt.Errorf("%s: no prediction", t.InstanceID)
 	}
@@ -106,7 +111,7 @@ func (e *Evaluator) Score(ctx context.Context, t *schemas.Task, p *schemas.Predi
 			return &r, true, nil
 		}
 	}
-	r, err := e.score(ctx, t, p, recipe)
+	r, err := e.score(ctx, t, p, recipe, gate)
 	if err != nil {
 		return nil, false, err
 	}
@@ -171,7 +176,7 @@ func newResult(t *schemas.Task, p *schemas.Prediction) *schemas.EvalResult {
 	return r
 }
 
-func (e *Evaluator) score(ctx context.Context, t *schemas.Task, p *schemas.Prediction, recipe schemas.Recipe) (*schemas.EvalResult, error) {
+func (e *Evaluator) score(ctx context.Context, t *schemas.Task, p *schemas.Prediction, recipe schemas.Recipe, gate *core.Gate) (*schemas.EvalResult, error) {
 	r := newResult(t, p)
 	ov := p.Overlay()
 	reject := func(path, why string) (*schemas.EvalResult, error) {
@@ -206,7 +211,7 @@ func (e *Evaluator) score(ctx context.Context, t *schemas.Task, p *schemas.Predi
 	}
 	run, rd, _, err := e.Runner.RunSpec(ctx, core.Spec{
 		InstanceID: t.InstanceID, Side: core.SidePrediction, Project: project, Overlay: ov, Recipe: recipe,
-		Cutoff: cutoff, Limits: e.Limits, ManifestPaths: t.ManifestPaths,
+		Cutoff: cutoff, Limits: e.Limits, ManifestPaths: t.ManifestPaths, Gate: gate,
 	}, "eval")
 	if err != nil {
 		if ctx.Err() != nil {
@@ -308,7 +313,8 @@ type Outcome struct {
 	Reused  int // results taken from the memo
 }
 
-// Eval scores every task's prediction, jobs at a time. A fault leaves its task without a
+// Eval scores every task's prediction, jobs at a time: jobs runs execute their steps at
+// once while as many more have their containers made ready (core.Gate). A fault leaves its task without a
 // result (listed in Faults); the others are scored, except on an engine that stopped
 // answering (sandbox.ErrEngineUnresponsive): the tasks left are not sent to it (faults,
 // "not run"), as verify does. The context's error is returned when cancelled.
@@ -322,7 +328,8 @@ func (e *Evaluator) Eval(ctx context.Context, tasks []schemas.Task, preds map[st
 	var mu sync.Mutex
 	var down core.Unresponsive
 	done := 0
-	p := pool.New().WithContext(ctx).WithMaxGoroutines(jobs)
+	gate := core.NewGate(jobs)
+	p := pool.New().WithContext(ctx).WithMaxGoroutines(core.Ahead(jobs))
 	for i := range tasks {
 		p.Go(func(ctx context.Context) error {
 			if ctx.Err() != nil {
@@ -335,7 +342,7 @@ func (e *Evaluator) Eval(ctx context.Context, tasks []schemas.Task, preds map[st
 			if down.Err(e.Runner) != nil {
 				err = &Fault{fmt.Errorf("%s: %w", tasks[i].InstanceID, down.NotRun(e.Runner))}
 			} else {
-				r, c, err = e.Score(ctx, &tasks[i], preds[tasks[i].InstanceID])
+				r, c, err = e.scoreAt(ctx, &tasks[i], preds[tasks[i].InstanceID], gate)
 				down.Note(e.Runner, err)
 			}
 			res[i], cached[i], errs[i] = r, c, err

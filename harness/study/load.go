@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/envgap/envgap/core/deps"
 	"github.com/envgap/envgap/lib/studylayout"
@@ -101,6 +102,9 @@ type LoadOptions struct {
 	Progress func(rel string, cached bool)
 	// Paper reads D1 and compares names the paper's way (see Options.Paper).
 	Paper bool
+	// Jobs is how many projects are measured at once (default 1). With an Executor
+	// whose Gate admits fewer, the others have their containers made ready meanwhile.
+	Jobs int
 }
 
 // Load reads a study folder. A project that cannot be read (no meta.json, a malformed
@@ -288,8 +292,14 @@ func (p *Project) setLayers(l *studylayout.Layers, paper bool) {
 	p.HasLayers, p.LayersReason = true, ""
 }
 
-// measure fills D2 and D3 of the successful projects that have no layers.json.
+// measure fills D2 and D3 of the successful projects that have no layers.json, measuring
+// up to opts.Jobs of them at once.
 func (s *Study) measure(ctx context.Context, opts LoadOptions) error {
+	type job struct {
+		p   *Project
+		fin Final
+	}
+	var todo []job
 	for i := range s.Projects {
 		p := &s.Projects[i]
 		if !p.MadeToWork || p.HasLayers || p.LayersReason != "" {
@@ -319,19 +329,46 @@ func (s *Study) measure(ctx context.Context, opts LoadOptions) error {
 		if err != nil {
 			return fmt.Errorf("%s: %s %s: %w", p.Rel, studylayout.MetaFile, field, err)
 		}
-		l, err := opts.Measure.Measure(ctx, Final{Rel: p.Rel, Ecosystem: p.Language, Dir: final,
-			RunCommand: meta.RunCommand, ResolveCommand: meta.ResolveCommand, SystemPackages: meta.SystemPackages, Cutoff: cutoff})
-		if err != nil {
-			var nm *NotMeasuredError
-			if errors.As(err, &nm) {
-				p.LayersReason = nm.Reason
-				continue
-			}
-			return fmt.Errorf("%s: %w", p.Rel, err)
-		}
-		p.setLayers(l, opts.Paper)
+		todo = append(todo, job{p, Final{Rel: p.Rel, Ecosystem: p.Language, Dir: final,
+			RunCommand: meta.RunCommand, ResolveCommand: meta.ResolveCommand, SystemPackages: meta.SystemPackages, Cutoff: cutoff}})
 	}
-	return nil
+	// Measured at once, up to Jobs; the first fault (in the projects' order) stops the rest.
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	layers := make([]*studylayout.Layers, len(todo))
+	errs := make([]error, len(todo))
+	sem := make(chan struct{}, max(opts.Jobs, 1))
+	var wg sync.WaitGroup
+	for i, j := range todo {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if mctx.Err() != nil {
+				errs[i] = mctx.Err()
+				return
+			}
+			layers[i], errs[i] = opts.Measure.Measure(mctx, j.fin)
+			var nm *NotMeasuredError
+			if errs[i] != nil && !errors.As(errs[i], &nm) {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	var first error
+	for i, j := range todo {
+		var nm *NotMeasuredError
+		switch err := errs[i]; {
+		case err == nil:
+			j.p.setLayers(layers[i], opts.Paper)
+		case errors.As(err, &nm):
+			j.p.LayersReason = nm.Reason
+		case first == nil || (errors.Is(first, context.Canceled) && ctx.Err() == nil):
+			first = fmt.Errorf("%s: %w", j.p.Rel, err)
+		}
+	}
+	return first
 }
 
 // NotMeasuredError is a Measurer's answer for a project whose final state did not run

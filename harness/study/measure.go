@@ -36,6 +36,9 @@ type Executor struct {
 	Core   *core.Core
 	Store  Store
 	Limits sandbox.Limits
+	// Gate, when set, bounds how many of its runs execute their steps at once (core.Gate);
+	// their containers are made ready outside it.
+	Gate *core.Gate
 	// RunSpec runs a spec the memo does not answer (nil: Core.Run); tests and benchmarks
 	// replace it.
 	RunSpec func(ctx context.Context, spec core.Spec) (*schemas.Run, schemas.Digest, error)
@@ -119,7 +122,7 @@ func (e *Executor) imageID(ctx context.Context, name string) (string, error) {
 // Execute runs one project state, memoised in the store by the run's spec and image (the
 // memo verify uses for its runs), so a resumed study or a second report runs nothing again.
 func (e *Executor) Execute(ctx context.Context, id string, files []core.File, rec schemas.Recipe, cutoff schemas.Cutoff) (*Exec, error) {
-	spec := core.Spec{InstanceID: id, Side: core.SideAfter, Project: files, Recipe: rec, Cutoff: cutoff, Limits: e.Limits}
+	spec := core.Spec{InstanceID: id, Side: core.SideAfter, Project: files, Recipe: rec, Cutoff: cutoff, Limits: e.Limits, Gate: e.Gate}
 	if rec.Image == "" {
 		rec.Image = rec.Ecosystem.Image()
 	}
