@@ -295,28 +295,31 @@ func (f *unresponsiveRunner) RunSpec(context.Context, core.Spec, string) (*schem
 }
 
 // TestEvalStopsOnAnUnresponsiveEngine: once the engine did not answer, the tasks left are
-// not sent to it: each is a fault ("not run"), never a result, as verify does.
+// not sent to it: each is a fault ("not run"), never a result, as verify does. The tasks
+// already in flight (the gate's lookahead: core.Ahead of --jobs) may have asked it too.
 func TestEvalStopsOnAnUnresponsiveEngine(t *testing.T) {
 	st, _ := catalog.Open(t.TempDir())
 	fr := &unresponsiveRunner{}
 	ev := &Evaluator{Store: st, Runner: fr}
 	var tasks []schemas.Task
 	preds := map[string]*schemas.Prediction{}
-	for i := range 3 {
+	const n = 5
+	for i := range n {
 		id := fmt.Sprintf("envgap__a__python-t1-%d", i+1)
 		tasks = append(tasks, schemas.Task{Ident: schemas.Ident{InstanceID: id}, Source: schemas.SourceLite,
 			Spec: schemas.Spec{Ecosystem: schemas.EcosystemPython, ProjectFiles: []schemas.File{{Path: "requirements.txt", Content: str("x==2\n")}}}})
 		preds[id] = &schemas.Prediction{InstanceID: id, Files: map[string]*string{}}
 	}
 	out, err := ev.Eval(context.Background(), tasks, preds, 1, nil)
-	if err != nil || len(out.Results) != 0 || len(out.Faults) != 3 {
+	if err != nil || len(out.Results) != 0 || len(out.Faults) != n {
 		t.Fatalf("eval on an unresponsive engine: %+v, %v", out, err)
 	}
-	if n := fr.calls.Load(); n != 1 {
-		t.Errorf("the engine was called %d times; want once (the tasks after it are not sent)", n)
+	inFlight := core.Ahead(1)
+	if c := fr.calls.Load(); c < 1 || c > int64(inFlight) {
+		t.Errorf("the engine was called %d times; want at most %d (the tasks in flight; those after them are not sent)", c, inFlight)
 	}
 	for i, f := range out.Faults {
-		if got := strings.Contains(f.Error, "not run"); got != (i > 0) || !strings.Contains(f.Error, "did not answer") {
+		if !strings.Contains(f.Error, "did not answer") || (i >= inFlight && !strings.Contains(f.Error, "not run")) {
 			t.Errorf("%s: %q", f.InstanceID, f.Error)
 		}
 	}
