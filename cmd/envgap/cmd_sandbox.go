@@ -60,13 +60,20 @@ func runSandboxCheck(c *cobra.Command, f *factory, opts *sandboxCheckOptions) er
 	if image == "" {
 		image = schemas.ImageRef("envgap-python-eval")
 	}
+	// The wall's probes and the door's at once (their own containers and listeners).
+	var doorProbes []sandbox.Probe
+	doorErr := make(chan error, 1)
+	go func() {
+		var err error
+		doorProbes, err = egress.CheckDoor(c.Context(), eng, image, nil)
+		doorErr <- err
+	}()
 	probes, err := eng.CheckWall(c.Context(), image)
+	if derr := <-doorErr; err == nil && derr != nil {
+		err = fmt.Errorf("probing the egress door: %w", derr)
+	}
 	if err != nil {
 		return err
-	}
-	doorProbes, err := egress.CheckDoor(c.Context(), eng, image, nil)
-	if err != nil {
-		return fmt.Errorf("probing the egress door: %w", err)
 	}
 	probes = append(probes, doorProbes...)
 	regProbes, err := core.CheckRegistrySessions(c.Context(), eng, image)

@@ -2,11 +2,13 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,7 +32,9 @@ const probeLine = 120
 // envgap's marked listener is reached; a host port envgap did not open (bound to the
 // gateway, or to all addresses), the other container, a raw IP outside, the cloud metadata
 // address, a DNS name, IPv6 are not; the capabilities are Capabilities alone, no process
-// gains privileges, no device node can be made. image needs bash, coreutils, getent and
+// gains privileges, no device node can be made. The probes run at once, each its own
+// command in the probes' container (the slow ones wait out timeouts: DNS, no route), and
+// the two containers are opened at once. image needs bash, coreutils, getent and
 // perl (every evaluation image and the base image have them). An error is a fault of the
 // engine, never a leak.
 func (e *Engine) CheckWall(ctx context.Context, image string) ([]Probe, error) {
@@ -71,17 +75,37 @@ func (e *Engine) CheckWall(ctx context.Context, image string) ([]Probe, error) {
 	defer wide.Close()
 	markedPort, unmarkedPort, widePort := serve(marked), serve(unmarked), serve(wide)
 
-	dir, err := os.MkdirTemp("", "envgap-probe-")
-	if err != nil {
-		return nil, err
+	// Two containers, opened at once: "another run's", and the one the probes run in (all
+	// at once: each probe is its own command, and the slow ones wait for timeouts).
+	var boxes [2]*Box
+	var boxErrs [2]error
+	var wg sync.WaitGroup
+	for i, role := range []string{"other-run", "probe"} {
+		dir, err := os.MkdirTemp("", "envgap-probe-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			boxes[i], boxErrs[i] = e.OpenBox(ctx, BoxSpec{Image: image, Dir: dir, Network: NetworkDefault,
+				Labels: map[string]string{"org.envgap.probe": role}, Limits: Limits{StepTimeout: time.Minute}})
+		}()
 	}
-	defer os.RemoveAll(dir)
-	other, err := e.OpenBox(ctx, BoxSpec{Image: image, Dir: dir, Network: NetworkDefault,
-		Labels: map[string]string{"org.envgap.probe": "other-run"}, Limits: Limits{StepTimeout: time.Minute}})
-	if err != nil {
-		return nil, fmt.Errorf("the other run's container: %w", err)
+	wg.Wait()
+	for _, b := range boxes {
+		if b != nil {
+			defer b.Close()
+		}
 	}
-	defer other.Close()
+	if boxErrs[0] != nil {
+		return nil, fmt.Errorf("the other run's container: %w", boxErrs[0])
+	}
+	if boxErrs[1] != nil {
+		return nil, fmt.Errorf("the probes' container: %w", boxErrs[1])
+	}
+	other, prober := boxes[0], boxes[1]
 	const otherPort = "7001"
 	listen := `perl -MIO::Socket::INET -e '$s=IO::Socket::INET->new(LocalPort=>` + otherPort + `,Listen=>5,ReuseAddr=>1) or die "$!\n"; print STDOUT "up\n"; close STDOUT; while($c=$s->accept){print $c "reached\n"; close $c}' >/tmp/up 2>&1 &
 for i in $(seq 50); do [ -s /tmp/up ] && break; sleep 0.1; done; cat /tmp/up`
@@ -122,17 +146,22 @@ for i in $(seq 50); do [ -s /tmp/up ] && break; sleep 0.1; done; cat /tmp/up`
 		{"no new privileges", "set", "grep NoNewPrivs /proc/self/status", true, "NoNewPrivs:\t1"},
 		{"a device node (mknod)", "not permitted", "mknod /tmp/null c 1 3 2>&1", false, "Operation not permitted"},
 	}
-	var steps []Step
-	for _, p := range probes {
-		steps = append(steps, Step{Name: p.name, Command: p.command, Timeout: 30 * time.Second})
+	results := make([]StepResult, len(probes))
+	errs := make([]error, len(probes))
+	for i, p := range probes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = prober.Exec(ctx, p.command, 30*time.Second)
+		}()
 	}
-	res, err := e.Run(ctx, Spec{Image: image, Network: NetworkDefault, Steps: steps, Labels: map[string]string{"org.envgap.probe": "probe"}})
-	if err != nil {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	out := make([]Probe, len(probes))
 	for i, p := range probes {
-		sr := res.Steps[i]
+		sr := results[i]
 		first, _, _ := strings.Cut(strings.TrimSpace(string(sr.Output)), "\n")
 		got := strings.Join(strings.Fields(first), " ")
 		if len(got) > probeLine {
