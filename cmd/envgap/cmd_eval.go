@@ -43,7 +43,7 @@ func (o *scoringOptions) addFlags(c *cobra.Command) {
 	c.Flags().StringSliceVar(&o.IDs, "ids", nil, "score only these tasks of the split (comma-separated or repeated): a subset, marked as one, with its own corpus id")
 	c.Flags().IntVar(&o.Limit, "limit", 0, "score only the first N tasks of the split (by instance id; after --ids): a subset, marked as one")
 	c.Flags().StringVar(&o.Name, "name", "", "the agent's name in the report")
-	c.Flags().IntVar(&o.Jobs, "jobs", 1, "tasks scored at once")
+	c.Flags().IntVar(&o.Jobs, "jobs", 1, "tasks whose runs execute their steps at once, as many more made ready meanwhile")
 	c.Flags().BoolVar(&o.NoSafeInstall, "no-safe-install", false, "do not ask the registries: safe install is not measured")
 	o.engineOptions.addFlags(c)
 	o.auditUpstreams.addFlags(c)

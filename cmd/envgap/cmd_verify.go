@@ -129,7 +129,7 @@ any point and started again, verify resumes without losing finished runs.`,
 		},
 	}
 	c.Flags().StringSliceVar(&opts.IDs, "ids", nil, "candidates to verify (comma-separated or repeated)")
-	c.Flags().IntVar(&opts.Jobs, "jobs", 1, "candidates verified at once (with --slurm: by each worker)")
+	c.Flags().IntVar(&opts.Jobs, "jobs", 1, "candidates whose steps run at once, as many more made ready meanwhile (with --slurm: by each worker)")
 	c.Flags().IntVar(&opts.Repeat, "repeat", 1, "runs of each side; a result that changes between repeats is not_reproduced (flaky k/n)")
 	opts.addFlags(c)
 	opts.Slurm.addFlags(c)
