@@ -16,14 +16,14 @@ import (
 
 type proposeOptions struct {
 	engineOptions
-	Agent string
+	Agent agent.Spec
 	IDs   []string
 	// AttemptTimeout bounds the agent on one candidate (--attempt-timeout, as in envgap
 	// run; --timeout is its deprecated alias).
 	AttemptTimeout time.Duration
 	WorkDir        string
 	Keep           string
-	builtinFlags
+	modelFlags
 }
 
 func newProposeCommand(f *factory) *cobra.Command {
@@ -57,10 +57,10 @@ asked again with the same agent.`,
 		Example: "  envgap propose --agent bedrock --model MODEL\n  envgap propose --agent 'my-agent --model m'\n  envgap propose --agent ./fix.sh --ids envgap__o__r-12 --attempt-timeout 30m",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
-			if strings.TrimSpace(opts.Agent) == "" {
+			if opts.Agent.Empty() {
 				return usageError{errors.New("--agent is required (openai, bedrock or an agent command)")}
 			}
-			if err := opts.builtinFlags.checkBuiltin(opts.Agent); err != nil {
+			if err := opts.modelFlags.checkFlags(opts.Agent); err != nil {
 				return err
 			}
 			if c.Flags().Changed("timeout") {
@@ -72,8 +72,8 @@ asked again with the same agent.`,
 			return f.run(c, opts, func() error { return runPropose(c, f, opts) })
 		},
 	}
-	c.Flags().StringVar(&opts.Agent, "agent", "", "openai or bedrock (envgap's own agent with --model, acting in a box), or an agent command (run with sh -c in the workspace)")
-	opts.builtinFlags.add(c)
+	c.Flags().Var(&opts.Agent, "agent", "openai or bedrock (envgap's own agent with --model, acting in a box), or an agent command (run with sh -c in the workspace)")
+	opts.modelFlags.add(c)
 	c.Flags().StringSliceVar(&opts.IDs, "ids", nil, "candidates to ask for (comma-separated or repeated; default every eligible one)")
 	c.Flags().DurationVar(&opts.AttemptTimeout, "attempt-timeout", 20*time.Minute, "time limit of the agent on one candidate")
 	c.Flags().DurationVar(&opts.AttemptTimeout, "timeout", 20*time.Minute, "the old name of --attempt-timeout")
@@ -94,12 +94,14 @@ func runPropose(c *cobra.Command, f *factory, opts *proposeOptions) error {
 			}
 			return &propose.Env{Store: sess.Stage.Store, Runner: sess.Stage, Limits: vo.Limits, Checkout: vo.Checkout}, sess, nil
 		},
-		Builtin: func(ctx context.Context) (*agent.Builtin, error) { return opts.builtinFlags.agent(ctx, opts.Agent, f) },
-		Contained: func(ctx context.Context, runner any) (*agent.Contained, error) {
-			return opts.builtinFlags.contained(ctx, f, opts.Agent, nil, runner)
+		Model: func(ctx context.Context) (*agent.ModelAgent, error) {
+			return newModelAgent(ctx, f, opts.Agent, &opts.modelFlags)
+		},
+		Contained: func(ctx context.Context, checker agent.ImageChecker) (*agent.Contained, error) {
+			return opts.modelFlags.contained(ctx, f, opts.Agent, nil, checker)
 		},
 		Materialize: materialize(opts.GitURLTemplate), Patch: lite.Patch,
-		Agent: opts.Agent, Timeout: opts.AttemptTimeout, IDs: opts.IDs, WorkDir: opts.WorkDir, OutDir: opts.Keep,
+		Agent: opts.Agent.Raw, Timeout: opts.AttemptTimeout, IDs: opts.IDs, WorkDir: opts.WorkDir, OutDir: opts.Keep,
 		ReproCommand: reproCommand(),
 		Progress: func(r propose.Result) {
 			switch {

@@ -21,12 +21,12 @@ import (
 
 type runOptions struct {
 	scoringOptions
-	Agent          string
+	Agent          agent.Spec
 	K              int
 	MaxAttempts    int
 	AttemptTimeout time.Duration
 	WorkDir        string
-	builtinFlags
+	modelFlags
 	Slurm slurmOptions
 }
 
@@ -72,7 +72,7 @@ as <agent>-<model>) are as for envgap eval.`,
 		Args:    func(c *cobra.Command, args []string) error { return opts.Slurm.args(c, args) },
 		RunE: func(c *cobra.Command, args []string) error {
 			switch {
-			case strings.TrimSpace(opts.Agent) == "":
+			case opts.Agent.Empty():
 				return usageError{errors.New("--agent is required (a command, noop or gold)")}
 			case opts.K < 1 || opts.MaxAttempts < 1:
 				return usageError{errors.New("--k and --max-attempts must be at least 1")}
@@ -86,7 +86,7 @@ as <agent>-<model>) are as for envgap eval.`,
 			if err := opts.fetchTasks(c.Context(), f); err != nil {
 				return err
 			}
-			if err := opts.builtinFlags.checkBuiltin(opts.Agent); err != nil {
+			if err := opts.modelFlags.checkFlags(opts.Agent); err != nil {
 				return err
 			}
 			if err := opts.Slurm.check(c, f, &opts.engineOptions); err != nil {
@@ -98,8 +98,8 @@ as <agent>-<model>) are as for envgap eval.`,
 			return f.run(c, opts, func() error { return runAgent(c, f, opts) })
 		},
 	}
-	c.Flags().StringVar(&opts.Agent, "agent", "", "openai or bedrock (envgap's own agent with --model, acting in a box), noop, gold, or an agent command (run with sh -c in the workspace)")
-	opts.builtinFlags.add(c)
+	c.Flags().Var(&opts.Agent, "agent", "openai or bedrock (envgap's own agent with --model, acting in a box), noop, gold, or an agent command (run with sh -c in the workspace)")
+	opts.modelFlags.add(c)
 	c.Flags().IntVar(&opts.K, "k", 1, "independent runs per task")
 	c.Flags().IntVar(&opts.MaxAttempts, "max-attempts", 10, "attempts per run; after a failed one the evaluation's output is fed back")
 	c.Flags().DurationVar(&opts.AttemptTimeout, "attempt-timeout", 20*time.Minute, "time limit of one attempt of the agent")
@@ -110,16 +110,16 @@ as <agent>-<model>) are as for envgap eval.`,
 }
 
 // runAgentName is the agent's name in run's default result folder: --name, else the
-// built-in agent with its model (bedrock-MODEL), else the base name of the command's
+// model agent with its model (bedrock-MODEL), else the base name of the command's
 // first word (noop, gold, my-agent).
 func runAgentName(opts *runOptions) string {
 	switch {
 	case opts.Name != "":
 		return opts.Name
-	case opts.Model != "" && (opts.Agent == "openai" || opts.Agent == "bedrock"):
-		return opts.Agent + "-" + opts.Model
+	case opts.Model != "" && opts.Agent.IsModel():
+		return opts.Agent.Raw + "-" + opts.Model
 	}
-	w := strings.Fields(opts.Agent)
+	w := strings.Fields(opts.Agent.Raw)
 	if len(w) == 0 {
 		return "agent"
 	}
@@ -158,9 +158,11 @@ func runAgent(c *cobra.Command, f *factory, opts *runOptions) error {
 		Tasks:   func() ([]schemas.Task, *schemas.EvalSubset, error) { return opts.splitTasks(f) },
 		Release: func() ([]schemas.Task, error) { return opts.releaseTasks(f) },
 		Agent:   opts.Agent,
-		Builtin: func(ctx context.Context) (*agent.Builtin, error) { return opts.builtinFlags.agent(ctx, opts.Agent, f) },
-		Contained: func(ctx context.Context, tasks []schemas.Task, runner any) (*agent.Contained, error) {
-			return opts.builtinFlags.contained(ctx, f, opts.Agent, agent.CardImages(tasks), runner)
+		Model: func(ctx context.Context) (*agent.ModelAgent, error) {
+			return newModelAgent(ctx, f, opts.Agent, &opts.modelFlags)
+		},
+		Contained: func(ctx context.Context, tasks []schemas.Task, checker agent.ImageChecker) (*agent.Contained, error) {
+			return opts.modelFlags.contained(ctx, f, opts.Agent, agent.CardImages(tasks), checker)
 		},
 		Name:           opts.Name,
 		Split:          opts.Split,

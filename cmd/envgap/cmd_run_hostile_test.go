@@ -121,13 +121,13 @@ func TestRunHostileAgentInBox(t *testing.T) {
 	}
 }
 
-// TestRunHostileBuiltinAgent: envgap's own model agent (the scripted model), whose box
+// TestRunHostileModelAgent: envgap's own model agent (the scripted model), whose box
 // mounts the workspace alone, makes each link and file kind there with its bash tool and
 // writes a file through a link to a host file with write_file: each attempt is rejected
 // naming the file, the write replaced the link instead of writing the host file, the
 // host file is not read into the results, and the run fixes the task and goes on to the
 // next.
-func TestRunHostileBuiltinAgent(t *testing.T) {
+func TestRunHostileModelAgent(t *testing.T) {
 	requireEngine(t, "envgap-python-eval")
 	w := newEvalWorld(t)
 	const content = "host secret: never in a result\n"

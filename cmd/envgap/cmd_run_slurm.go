@@ -16,11 +16,12 @@ import (
 )
 
 // runWork is run --slurm: each item is a task of the split, its K runs done by one worker
-// as a local run does them (the same agent, built-in or command, and the same flags).
+// as a local run does them (the same agent, model agent, built-in or command, and the
+// same flags).
 type runWork struct {
 	scoringWork
-	Agent          string        `json:"agent"`
-	Builtin        builtinFlags  `json:"builtin"`
+	Agent          agent.Spec    `json:"agent"`
+	ModelFlags     modelFlags    `json:"model_flags"`
 	Name           string        `json:"name"`
 	K              int           `json:"k"`
 	MaxAttempts    int           `json:"max_attempts"`
@@ -50,13 +51,13 @@ func (args *runWork) handler(c *cobra.Command, f *factory, _ []string, logf func
 	if err != nil {
 		return nil, nil, err
 	}
-	builtin, err := args.Builtin.agent(c.Context(), args.Agent, f)
+	ma, err := newModelAgent(c.Context(), f, args.Agent, &args.ModelFlags)
 	if err != nil {
 		return nil, nil, err
 	}
-	command := args.Agent
-	if builtin != nil {
-		command = builtin.Label()
+	command := args.Agent.Raw
+	if ma != nil {
+		command = ma.Label()
 	}
 	meta := schemas.EvalSummary{Agent: args.Name, Split: args.Split, Mode: schemas.ModeRun, K: args.K, MaxAttempts: args.MaxAttempts}
 	done, err := keptRuns(args.Out, meta, command)
@@ -72,7 +73,7 @@ func (args *runWork) handler(c *cobra.Command, f *factory, _ []string, logf func
 		os.RemoveAll(work)
 		return nil, nil, err
 	}
-	contained, err := args.Builtin.contained(c.Context(), f, args.Agent, agent.CardImages(tasks), sess.Stage)
+	contained, err := args.ModelFlags.contained(c.Context(), f, args.Agent, agent.CardImages(tasks), sess.Stage)
 	if err != nil {
 		sess.Close()
 		os.RemoveAll(work)
@@ -86,7 +87,7 @@ func (args *runWork) handler(c *cobra.Command, f *factory, _ []string, logf func
 				it.Error = "the task is not in the split any more"
 			} else {
 				out, err := run.Run(ctx, []schemas.Task{*t}, run.Options{
-					Evaluator: ev, Materialize: materialize(args.GitURLTemplate), Agent: args.Agent, Builtin: builtin, Contained: contained, K: args.K,
+					Evaluator: ev, Materialize: materialize(args.GitURLTemplate), Agent: args.Agent, Model: ma, Contained: contained, K: args.K,
 					MaxAttempts: args.MaxAttempts, AttemptTimeout: args.AttemptTimeout, WorkDir: work, OutDir: args.Out,
 					ReproCommand: repro, Jobs: 1, Done: done, Split: args.Split,
 				})
@@ -119,7 +120,7 @@ func runAgentSlurm(c *cobra.Command, f *factory, opts *runOptions, tasks []schem
 	if err != nil {
 		return nil, nil, err
 	}
-	args := &runWork{scoringWork: sw, Agent: opts.Agent, Builtin: opts.builtinFlags, Name: meta.Agent, K: opts.K,
+	args := &runWork{scoringWork: sw, Agent: opts.Agent, ModelFlags: opts.modelFlags, Name: meta.Agent, K: opts.K,
 		MaxAttempts: opts.MaxAttempts, AttemptTimeout: opts.AttemptTimeout, Out: opts.Out}
 	if err := sharedPath(shared, "result folder", &args.Out); err != nil {
 		return nil, nil, err
@@ -127,7 +128,7 @@ func runAgentSlurm(c *cobra.Command, f *factory, opts *runOptions, tasks []schem
 	if err := os.MkdirAll(args.Out, 0o755); err != nil {
 		return nil, nil, err
 	}
-	if err := sharedPath(shared, "prices file", &args.Builtin.Prices); err != nil {
+	if err := sharedPath(shared, "prices file", &args.ModelFlags.Prices); err != nil {
 		return nil, nil, err
 	}
 	progress := f.newProgress()

@@ -128,7 +128,7 @@ func serveScript(t *testing.T, script string) string {
 
 // The built-in agent: the real loop, the openai provider on a scripted server, every
 // action in a box from the task's evaluation image.
-func TestRunBuiltinAgent(t *testing.T) {
+func TestRunModelAgent(t *testing.T) {
 	requireEngine(t, "envgap-python-eval")
 	w := newEvalWorld(t)
 	store := filepath.Join(t.TempDir(), "store")
@@ -221,9 +221,9 @@ func TestRunBuiltinAgent(t *testing.T) {
 	}
 }
 
-// BenchmarkRunBuiltinFirstRequest measures the time from a built-in agent's attempt
+// BenchmarkRunModelAgentFirstRequest measures the time from a built-in agent's attempt
 // start (the box opening) to the model's first request, on the scenario's control task.
-func BenchmarkRunBuiltinFirstRequest(b *testing.B) {
+func BenchmarkRunModelAgentFirstRequest(b *testing.B) {
 	requireEngine(b, "envgap-python-eval")
 	w := newEvalWorld(b)
 	store := filepath.Join(b.TempDir(), "store")
@@ -256,7 +256,7 @@ func BenchmarkRunBuiltinFirstRequest(b *testing.B) {
 // run --slurm takes the built-in agents with run's flags: the workers (this binary, on
 // the cluster's node) run the same loop against the same scripted server, each action in
 // a box, and the submitter writes the same result folder.
-func TestRunBuiltinAgentSlurm(t *testing.T) {
+func TestRunModelAgentSlurm(t *testing.T) {
 	needSlurmAndEngine(t)
 	t.Setenv("ENVGAP_TEST_AS_ENVGAP", "1") // the workers are this binary, acting as envgap
 	w := newEvalWorld(t)
@@ -377,7 +377,7 @@ func laterPyPI(t *testing.T) string {
 
 // Inside the box the cut-off holds: pip finds no version uploaded after it (the index
 // upstream has one), and the workspace has no later history to read or fetch.
-func TestRunBuiltinBoxHidesTheFuture(t *testing.T) {
+func TestRunModelAgentBoxHidesTheFuture(t *testing.T) {
 	requireEngine(t, "envgap-python-eval")
 	w := newEvalWorld(t)
 	w.pypi = laterPyPI(t)

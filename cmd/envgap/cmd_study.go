@@ -18,7 +18,6 @@ import (
 	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/lib/agent/loop"
 	"github.com/envgap/envgap/lib/agent/model"
-	"github.com/envgap/envgap/lib/agent/model/bedrock"
 	"github.com/envgap/envgap/lib/agent/model/openai"
 	"github.com/envgap/envgap/lib/jobs"
 	"github.com/envgap/envgap/lib/studylayout"
@@ -194,9 +193,9 @@ func runStudyReport(c *cobra.Command, f *factory, opts *studyReportOptions) erro
 
 type studyRunOptions struct {
 	engineOptions
-	Agent        string
-	AgentName    string
-	Model        string
+	Agent     agent.Spec
+	AgentName string
+	modelFlags
 	Languages    []string
 	Problems     string
 	Only         []int64
@@ -206,12 +205,6 @@ type studyRunOptions struct {
 	Out          string
 	Jobs         int
 	AgentTimeout time.Duration
-	BaseURL      string
-	Region       string
-	MaxTurns     int
-	ContextTok   int64
-	AgentImages  []string
-	AllowHosts   []string
 	Slurm        slurmOptions
 }
 
@@ -259,13 +252,13 @@ See docs/study.md.`,
 				return err
 			}
 			switch {
-			case opts.Agent == "":
+			case opts.Agent.Raw == "":
 				return usageError{errors.New("--agent is required: a command (see envgap study run --help)")}
 			case opts.Out == "":
 				return usageError{errors.New("--out STUDY is required")}
-			case (opts.Agent == "bedrock" || opts.Agent == "openai") && opts.Model == "":
-				return usageError{fmt.Errorf("--agent %s needs --model", opts.Agent)}
-			case opts.AgentName == "" && opts.Agent != "bedrock" && opts.Agent != "openai":
+			case opts.Agent.IsModel() && opts.Model == "":
+				return usageError{fmt.Errorf("--agent %s needs --model", opts.Agent.Raw)}
+			case opts.AgentName == "" && !opts.Agent.IsModel():
 				return usageError{errors.New("--agent-name is required with an agent command: it names the study's agent folder")}
 			case opts.AgentName == "":
 				opts.AgentName = folderName(opts.Model)
@@ -273,21 +266,29 @@ See docs/study.md.`,
 			if err := checkContainedFlags(opts.Agent, opts.AgentImages, opts.AllowHosts); err != nil {
 				return err
 			}
-			n, err := studyContextTokens(opts.Agent, opts.Model, opts.ContextTok, f.Err)
+			n, err := studyContextTokens(opts.Agent, opts.Model, opts.ContextTokens, f.Err)
 			if err != nil {
 				return err
 			}
-			opts.ContextTok = n
+			opts.ContextTokens = n
+			if opts.Agent.IsModel() {
+				if opts.MaxTurns == 0 {
+					opts.MaxTurns = loop.DefaultLimits().MaxTurns
+				}
+				if err := opts.modelFlags.checkModel(opts.Agent); err != nil {
+					return err
+				}
+			}
 			return runStudyRun(c, f, opts)
 		},
 	}
-	c.Flags().StringVar(&opts.Agent, "agent", "", "the agent: bedrock or openai (built-in model agents acting in the box), or a command run in the workspace each turn")
+	c.Flags().Var(&opts.Agent, "agent", "the agent: bedrock or openai (envgap's own model agents acting in the box), or a command run in the workspace each turn")
 	c.Flags().StringVar(&opts.AgentName, "agent-name", "", "the agent's folder in the study (e.g. claude-code; default for a model agent: the model)")
 	c.Flags().StringVar(&opts.Model, "model", "", "the model (required for bedrock and openai; recorded in rounds.json)")
 	c.Flags().StringVar(&opts.BaseURL, "base-url", "", "openai: an OpenAI-compatible server's URL (default the OpenAI API, key in $"+openai.EnvKey+")")
 	c.Flags().StringVar(&opts.Region, "region", "", "bedrock: the AWS region (default the AWS configuration's)")
 	c.Flags().IntVar(&opts.MaxTurns, "max-turns", 0, "bedrock, openai: model turns per protocol round (default the loop's)")
-	c.Flags().Int64Var(&opts.ContextTok, "context-tokens", 0, fmt.Sprintf("bedrock, openai: the model's context in tokens; older tool outputs are elided as the conversation nears it (default: the model's published context, %d for a model envgap does not know)", model.DefaultContextTokens))
+	c.Flags().Int64Var(&opts.ContextTokens, "context-tokens", 0, fmt.Sprintf("bedrock, openai: the model's context in tokens; older tool outputs are elided as the conversation nears it (default: the model's published context, %d for a model envgap does not know)", model.DefaultContextTokens))
 	c.Flags().StringSliceVar(&opts.Languages, "languages", []string{"python", "javascript", "java", "cpp"}, "languages, comma-separated")
 	c.Flags().StringVar(&opts.Problems, "problems", "", "the problem list (default "+defaultProblemsFile+", embedded)")
 	c.Flags().Int64SliceVar(&opts.Only, "only", nil, "run these problem numbers only (default: every problem of the list)")
@@ -297,8 +298,9 @@ See docs/study.md.`,
 	c.Flags().StringVar(&opts.Out, "out", "", "the study folder to write (resumed when it exists)")
 	c.Flags().IntVar(&opts.Jobs, "jobs", 1, "projects run at once")
 	c.Flags().DurationVar(&opts.AgentTimeout, "agent-timeout", 30*time.Minute, "time limit of one agent turn")
+	opts.modelFlags.addBudgetFlags(c, "protocol round")
 	addContainedFlags(c, &opts.AgentImages, &opts.AllowHosts)
-	opts.addFlags(c)
+	opts.engineOptions.addFlags(c)
 	opts.Slurm.addFlags(c)
 	return c
 }
@@ -307,15 +309,9 @@ See docs/study.md.`,
 // item is a project of the study (its folder), run as a local run does.
 type studyWork struct {
 	workerEngine
-	Agent        string                `json:"agent"`
+	Agent        agent.Spec            `json:"agent"`
 	AgentName    string                `json:"agent_name"`
-	Model        string                `json:"model,omitempty"`
-	BaseURL      string                `json:"base_url,omitempty"`
-	Region       string                `json:"region,omitempty"`
-	MaxTurns     int                   `json:"max_turns,omitempty"`
-	ContextTok   int64                 `json:"context_tokens,omitempty"`
-	AgentImages  []string              `json:"agent_images,omitempty"`
-	AllowHosts   []string              `json:"allow_hosts,omitempty"`
+	ModelFlags   modelFlags            `json:"model_flags"`
 	AgentTimeout time.Duration         `json:"agent_timeout"`
 	Languages    []schemas.Ecosystem   `json:"languages"`
 	Problems     []studylayout.Problem `json:"problems"`
@@ -399,37 +395,31 @@ func (w *studyWork) options(c *cobra.Command, f *factory, sess *verify.Session, 
 		return r.ExitCode, r.TimedOut, err
 	}
 	var ag study.Agent
-	if !isBuiltin(w.Agent) {
+	if !w.Agent.IsModel() {
 		var cards []string
 		for _, l := range w.Languages {
 			cards = append(cards, l.Image())
 		}
-		contained, err := containedOn(c.Context(), f, w.AgentImages, w.AllowHosts, cards, sess.Stage)
+		contained, err := containedOn(c.Context(), f, w.ModelFlags.AgentImages, w.ModelFlags.AllowHosts, cards, sess.Stage)
 		if err != nil {
 			return study.RunOptions{}, err
 		}
-		ca := &study.CommandAgent{Command: w.Agent, Run: runner, Timeout: w.AgentTimeout}
+		ca := &study.CommandAgent{Command: w.Agent.Raw, Run: runner, Timeout: w.AgentTimeout}
 		if contained != nil {
 			ca.Box = &study.CommandBox{Core: sess.Stage.Cores[0], Contained: contained, Limits: vo.Limits}
 		}
 		ag = ca
 	} else {
-		var m model.Model
-		switch w.Agent {
-		case "openai":
-			m, err = openai.New(openai.Options{Model: w.Model, BaseURL: w.BaseURL, APIKey: f.Getenv(openai.EnvKey)})
-		case "bedrock":
-			m, err = bedrock.New(c.Context(), bedrock.Options{Model: w.Model, Region: w.Region})
-		}
+		ma, err := newModelAgent(c.Context(), f, w.Agent, &w.ModelFlags)
 		if err != nil {
-			return study.RunOptions{}, usageError{err}
+			return study.RunOptions{}, err
 		}
 		ag = &study.ModelAgent{Core: sess.Stage.Cores[0], Limits: vo.Limits, Timeout: w.AgentTimeout,
-			Loop: &loop.Agent{Model: model.Retry(m, model.RetryPolicy{}), Limits: loop.Limits{MaxTurns: w.MaxTurns, ContextTokens: w.ContextTok}, System: study.StudySystem, Tools: study.StudyTools()}}
+			Loop: &loop.Agent{Model: ma.Model, Limits: ma.Limits, Price: ma.Price, System: study.StudySystem, Tools: study.StudyTools()}}
 	}
 	return study.RunOptions{
 		Agent:     ag,
-		AgentName: w.AgentName, Model: w.Model, Languages: w.Languages, Problems: w.Problems,
+		AgentName: w.AgentName, Model: w.ModelFlags.Model, Languages: w.Languages, Problems: w.Problems,
 		Trials: w.Trials, MaxRepairs: w.MaxRepairs, Variant: w.Variant, Out: w.Out, Jobs: w.Jobs,
 		Exec: &study.Executor{Core: sess.Stage.Cores[0], Store: st, Limits: vo.Limits},
 	}, nil
@@ -474,10 +464,8 @@ func runStudyRun(c *cobra.Command, f *factory, opts *studyRunOptions) error {
 		}
 		langs = append(langs, eco)
 	}
-	w := &studyWork{workerEngine: opts.workerEngine(opts.Jobs), Agent: opts.Agent, AgentName: opts.AgentName, Model: opts.Model,
-		BaseURL: opts.BaseURL, Region: opts.Region, MaxTurns: opts.MaxTurns, ContextTok: opts.ContextTok, AgentTimeout: opts.AgentTimeout,
-		AgentImages: opts.AgentImages, AllowHosts: opts.AllowHosts,
-		Languages: langs, Problems: problems, Trials: opts.Trials, MaxRepairs: opts.MaxRepairs, Variant: opts.Variant, Out: opts.Out}
+	w := &studyWork{workerEngine: opts.workerEngine(opts.Jobs), Agent: opts.Agent, AgentName: opts.AgentName, ModelFlags: opts.modelFlags,
+		AgentTimeout: opts.AgentTimeout, Languages: langs, Problems: problems, Trials: opts.Trials, MaxRepairs: opts.MaxRepairs, Variant: opts.Variant, Out: opts.Out}
 	progress := func(rel string, p *study.Protocol, skipped bool) {
 		switch {
 		case skipped:
@@ -558,8 +546,11 @@ func runStudySlurm(c *cobra.Command, f *factory, opts *studyRunOptions, w *study
 		return res, nil
 	}
 	shared := map[string]string{"study folder": w.Out}
-	if !(w.Agent == "bedrock" || w.Agent == "openai") {
-		fmt.Fprintf(f.Err, "slurm: the agent command runs on the workers' nodes: %s\n", w.Agent)
+	if err := sharedPath(shared, "prices file", &w.ModelFlags.Prices); err != nil {
+		return nil, err
+	}
+	if !w.Agent.IsModel() {
+		fmt.Fprintf(f.Err, "slurm: the agent command runs on the workers' nodes: %s\n", w.Agent.Raw)
 	}
 	out, err := opts.Slurm.run(c, f, w, items, shared, func(d *jobs.Done, done, total int) {
 		if it := workerItemOf[studyItem](d); it.Protocol != nil {
@@ -601,14 +592,13 @@ func folderName(m string) string {
 // studyContextTokens is study run's --context-tokens: the flag when given, else the
 // model's published context (model.ContextTokens; an unknown model's default is said on
 // warn). An agent command keeps its own context: the flag is refused for it.
-func studyContextTokens(agent, modelID string, flag int64, warn io.Writer) (int64, error) {
-	builtin := agent == agentOpenAI || agent == agentBedrock
+func studyContextTokens(spec agent.Spec, modelID string, flag int64, warn io.Writer) (int64, error) {
 	switch {
 	case flag < 0:
 		return 0, usageError{errors.New("--context-tokens cannot be negative")}
-	case flag > 0 && !builtin:
+	case flag > 0 && !spec.IsModel():
 		return 0, usageError{errors.New("--context-tokens is for --agent bedrock or openai (an agent command keeps its own context)")}
-	case flag > 0 || !builtin:
+	case flag > 0 || !spec.IsModel():
 		return flag, nil
 	}
 	n, known := model.ContextTokens(modelID)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/envgap/envgap/data/demo"
 	"github.com/envgap/envgap/harness/study"
+	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/lib/agent/model"
 	"github.com/envgap/envgap/lib/agent/model/scripted"
 )
@@ -358,16 +359,16 @@ func TestStudyContextTokens(t *testing.T) {
 		flag, want   int64
 		notice, bad  bool
 	}{
-		{agentBedrock, "anthropic.claude-3-5-sonnet-20241022-v2:0", 0, 200000, false, false},
-		{agentOpenAI, "gpt-4o", 0, 128000, false, false},
-		{agentOpenAI, "my-vllm-model", 0, model.DefaultContextTokens, true, false},
-		{agentOpenAI, "gpt-4o", 50000, 50000, false, false},
+		{agent.NameBedrock, "anthropic.claude-3-5-sonnet-20241022-v2:0", 0, 200000, false, false},
+		{agent.NameOpenAI, "gpt-4o", 0, 128000, false, false},
+		{agent.NameOpenAI, "my-vllm-model", 0, model.DefaultContextTokens, true, false},
+		{agent.NameOpenAI, "gpt-4o", 50000, 50000, false, false},
 		{"bash agent.sh", "", 0, 0, false, false},
 		{"bash agent.sh", "", 1000, 0, false, true},
-		{agentOpenAI, "gpt-4o", -1, 0, false, true},
+		{agent.NameOpenAI, "gpt-4o", -1, 0, false, true},
 	} {
 		warn.Reset()
-		got, err := studyContextTokens(c.agent, c.model, c.flag, &warn)
+		got, err := studyContextTokens(agent.ParseSpec(c.agent), c.model, c.flag, &warn)
 		if (err != nil) != c.bad || (!c.bad && got != c.want) || (warn.Len() > 0) != c.notice {
 			t.Errorf("%s %s --context-tokens %d: %d, %v, notice %q; want %d", c.agent, c.model, c.flag, got, err, warn.String(), c.want)
 		}

@@ -39,7 +39,7 @@ func TestFlagHandling(t *testing.T) {
 		stderr string                // a warning expected on stderr
 	}{
 		{args: []string{"propose", "--agent", "a"}, check: func(o any) string {
-			if p := o.(*proposeOptions); p.Agent != "a" || p.AttemptTimeout != 20*time.Minute {
+			if p := o.(*proposeOptions); p.Agent.Raw != "a" || p.AttemptTimeout != 20*time.Minute {
 				return "default attempt timeout"
 			}
 			return ""
@@ -84,6 +84,15 @@ func TestFlagHandling(t *testing.T) {
 		{args: []string{"verify", "--jobs", "0"}, usage: "--jobs and --repeat must be at least 1"},
 		{args: []string{"verify", "--workers", "3"}, usage: "--workers needs --slurm"},
 		{args: []string{"verify", "--no-such-flag"}, usage: "unknown flag"},
+		// The model agents' flags are checked alike by run, propose and study run.
+		{args: []string{"propose", "--agent", "openai"}, usage: "--agent openai needs --model"},
+		{args: []string{"run", "--agent", "bedrock", "--model", "m", "--base-url", "http://127.0.0.1:1/v1", "--split", "lite", "--out", "d"}, usage: "--base-url is for --agent openai"},
+		{args: []string{"study", "run", "--agent", "bedrock", "--model", "m", "--base-url", "http://127.0.0.1:1/v1", "--out", "d"}, usage: "--base-url is for --agent openai"},
+		{args: []string{"study", "run", "--agent", "openai", "--model", "m", "--region", "r", "--out", "d"}, usage: "--region is for --agent bedrock"},
+		{args: []string{"study", "run", "--agent", "openai", "--model", "m", "--budget", "-1", "--out", "d"}, usage: "cannot be negative"},
+		{args: []string{"run", "--agent", "my-agent", "--model", "m", "--split", "lite", "--out", "d"}, usage: "--model, --base-url and --region are for --agent openai or bedrock"},
+		{args: []string{"run", "--agent", "gold", "--agent-image", "img", "--split", "lite", "--out", "d"}, usage: "--agent-image is for an agent command, not --agent gold"},
+		{args: []string{"study", "run", "--agent", "openai", "--model", "m", "--agent-image", "img", "--out", "d"}, usage: "--agent-image is for an agent command: --agent openai"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			opts, stderr, err := parse(t, tc.args...)

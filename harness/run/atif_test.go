@@ -10,6 +10,7 @@ import (
 
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/harness/eval"
+	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/lib/agent/agenttest"
 	"github.com/envgap/envgap/lib/atif"
 	"github.com/envgap/envgap/schemas"
@@ -26,7 +27,7 @@ func runInto(t *testing.T, agentCmd string, maxAttempts int) (string, []schemas.
 	ev := &eval.Evaluator{Store: st, Runner: &agenttest.FakeRunner{Store: st}}
 	tasks := []schemas.Task{*agenttest.Task()}
 	res := filepath.Join(t.TempDir(), "results")
-	out, err := Run(context.Background(), tasks, Options{Evaluator: ev, Materialize: agenttest.GitMaterialize(0), Agent: agentCmd,
+	out, err := Run(context.Background(), tasks, Options{Evaluator: ev, Materialize: agenttest.GitMaterialize(0), Agent: agent.ParseSpec(agentCmd),
 		K: 1, MaxAttempts: maxAttempts, AttemptTimeout: time.Minute, WorkDir: t.TempDir(), OutDir: res, CorpusID: "c0ffeec0ffee", Split: "reported"})
 	if err != nil || len(out.Faults) > 0 {
 		t.Fatalf("run: %v %+v", err, out.Faults)
@@ -55,7 +56,7 @@ func readATIF(t *testing.T, res string, r schemas.EvalResult) *atif.Trajectory {
 // entries converted, its own ATIF passed through (its tokens and cost the attempt's), a
 // trajectory envgap cannot read kept in one raw step; each with the attempt's verdict.
 func TestEveryAttemptWritesATIF(t *testing.T) {
-	res, rs := runInto(t, AgentGold, 1)
+	res, rs := runInto(t, agent.NameGold, 1)
 	doc := readATIF(t, res, rs[0])
 	v := atif.VerdictOf(doc)
 	if doc.Agent.Name != "gold" || v.Status != schemas.EvalResolved || !v.Resolved || v.Form != atif.FormEnvgap || v.CorpusID != "c0ffeec0ffee" ||

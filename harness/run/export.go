@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/envgap/envgap/core/untrusted"
+	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/lib/atif"
 	"github.com/envgap/envgap/schemas"
 )
@@ -106,7 +107,7 @@ func convertAttempt(folder string, sum *schemas.EvalSummary, r *schemas.EvalResu
 	}
 	switch {
 	case a.Entries != nil:
-	case sum.Agent == AgentGold || sum.Agent == AgentNoop:
+	case sum.Agent == agent.NameGold || sum.Agent == agent.NameNoop:
 		a.Entries = []any{map[string]any{"type": "note", "note": "envgap's " + sum.Agent + " agent: no model ran"}}
 	case sum.Mode == schemas.ModeEval:
 		a.Entries = []any{map[string]any{"type": "note", "note": "envgap eval scored a predictions file: the result folder keeps no trajectory"}}

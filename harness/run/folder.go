@@ -26,14 +26,14 @@ type FolderOptions struct {
 	// (eval.RunOptions.Release).
 	Release func() ([]schemas.Task, error)
 	// Agent is noop, gold, or a shell command run with sh -c in the workspace (Options).
-	Agent string
-	// Builtin, when set, returns envgap's own model agent (nil when Agent names none);
+	Agent agent.Spec
+	// Model, when set, returns envgap's own model agent (nil when Agent names none);
 	// called once the tasks are read.
-	Builtin func(context.Context) (*agent.Builtin, error)
+	Model func(context.Context) (*agent.ModelAgent, error)
 	// Contained, when set, returns how the agent command runs in a box (--agent-image;
-	// nil: on this host) for the tasks; called once Open has opened, with the evaluator's
-	// runner (which checks the agent's images: agent.ImageChecker).
-	Contained func(ctx context.Context, tasks []schemas.Task, runner any) (*agent.Contained, error)
+	// nil: on this host) for the tasks; called once Open has opened, with what checks
+	// the agent's images: the evaluator's runner, or nil when it cannot.
+	Contained func(ctx context.Context, tasks []schemas.Task, checker agent.ImageChecker) (*agent.Contained, error)
 	// Name names the agent in the summary; "" names it after the command's first word.
 	Name  string
 	Split string
@@ -69,13 +69,13 @@ func Folder(ctx context.Context, o FolderOptions) (*eval.Scored, error) {
 	if err != nil {
 		return nil, err
 	}
-	var builtin *agent.Builtin
-	if o.Builtin != nil {
-		if builtin, err = o.Builtin(ctx); err != nil {
+	var builtin *agent.ModelAgent
+	if o.Model != nil {
+		if builtin, err = o.Model(ctx); err != nil {
 			return nil, err
 		}
 	}
-	name, command := o.Name, o.Agent
+	name, command := o.Name, o.Agent.Raw
 	if builtin != nil {
 		command = builtin.Label()
 	}
@@ -111,7 +111,8 @@ func Folder(ctx context.Context, o FolderOptions) (*eval.Scored, error) {
 	defer closer.Close()
 	var contained *agent.Contained
 	if o.Contained != nil {
-		if contained, err = o.Contained(ctx, tasks, ev.Runner); err != nil {
+		checker, _ := ev.Runner.(agent.ImageChecker)
+		if contained, err = o.Contained(ctx, tasks, checker); err != nil {
 			return nil, err
 		}
 	}
@@ -123,7 +124,7 @@ func Folder(ctx context.Context, o FolderOptions) (*eval.Scored, error) {
 		defer os.RemoveAll(work)
 	}
 	out, runErr := Run(ctx, tasks, Options{
-		Evaluator: ev, Materialize: o.Materialize, Agent: o.Agent, Builtin: builtin, Contained: contained, K: o.K,
+		Evaluator: ev, Materialize: o.Materialize, Agent: o.Agent, Model: builtin, Contained: contained, K: o.K,
 		MaxAttempts: o.MaxAttempts, AttemptTimeout: o.AttemptTimeout, WorkDir: work, OutDir: o.Out,
 		ReproCommand: o.ReproCommand, Jobs: o.Jobs, Done: done, Progress: o.Progress, CorpusID: meta.CorpusID, Split: o.Split,
 	})
@@ -155,7 +156,7 @@ func (e *FolderError) Unwrap() error { return e.Err }
 
 // Kept returns the complete runs of an earlier envgap run into the same folder with the
 // same agent and settings (resolved, or every attempt made), for Options.Done; nil when
-// the folder holds no results yet. command is the agent's command (a built-in agent's
+// the folder holds no results yet. command is the agent's command (a model agent's
 // label).
 func Kept(dir string, meta schemas.EvalSummary, command string) (func(string, int) []schemas.EvalResult, error) {
 	if _, err := os.Stat(filepath.Join(dir, schemas.EvalSummaryFile)); errors.Is(err, os.ErrNotExist) {

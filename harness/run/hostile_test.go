@@ -13,6 +13,7 @@ import (
 
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/harness/eval"
+	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/lib/agent/agenttest"
 	"github.com/envgap/envgap/schemas"
 )
@@ -85,7 +86,7 @@ func TestHostileAgentOnThisHost(t *testing.T) {
 	go func() {
 		defer close(done)
 		o, err = Run(context.Background(), []schemas.Task{*first, *next}, Options{Evaluator: &eval.Evaluator{Store: st, Runner: &agenttest.FakeRunner{Store: st}},
-			Materialize: agenttest.GitMaterialize(0), Agent: hostileScript(first.InstanceID, secret, plants), ReproCommand: "true",
+			Materialize: agenttest.GitMaterialize(0), Agent: agent.ParseSpec(hostileScript(first.InstanceID, secret, plants)), ReproCommand: "true",
 			K: 1, MaxAttempts: len(plants) + 1, AttemptTimeout: 2 * time.Minute, WorkDir: work, OutDir: out})
 	}()
 	select {

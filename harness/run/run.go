@@ -21,21 +21,16 @@ import (
 	"github.com/sourcegraph/conc/pool"
 )
 
-// The built-in agents, for checking the benchmark itself.
-const (
-	AgentNoop = "noop" // changes nothing
-	AgentGold = "gold" // writes the reference fix
-)
-
 // Options configures a run of an agent over tasks.
 type Options struct {
 	Evaluator   *eval.Evaluator
 	Materialize agent.MaterializeFunc
-	// Agent is noop, gold, or a shell command run with sh -c in the workspace; unused
-	// when Builtin is set.
-	Agent string
-	// Builtin is envgap's own model agent (run --agent openai|bedrock), acting in a box.
-	Builtin *agent.Builtin
+	// Agent is noop or gold (the built-in agents, for checking the benchmark itself:
+	// noop changes nothing, gold writes the reference fix), or a shell command run with
+	// sh -c in the workspace; unused when Model is set.
+	Agent agent.Spec
+	// Model is envgap's own model agent (run --agent openai|bedrock), acting in a box.
+	Model *agent.ModelAgent
 	// Contained runs the agent command in a box (--agent-image); nil: on this host.
 	Contained *agent.Contained
 	// K independent runs per task, each up to MaxAttempts attempts of AttemptTimeout.
@@ -164,7 +159,7 @@ func runOne(ctx context.Context, t *schemas.Task, k int, opts Options, log *byte
 		return nil, err
 	}
 	var repro *agent.ReproServer
-	if opts.ReproCommand != "" && opts.Builtin == nil && opts.Agent != AgentNoop && opts.Agent != AgentGold {
+	if opts.ReproCommand != "" && opts.Model == nil && !opts.Agent.IsBuiltin() {
 		if repro, err = agent.StartRepro(ctx, ws, agent.ReproConfig{Runner: opts.Evaluator.Runner, Store: opts.Evaluator.Store, Limits: opts.Evaluator.Limits}); err != nil {
 			return nil, err
 		}
@@ -226,15 +221,15 @@ func attempt(ctx context.Context, ws *agent.Workspace, n int, opts Options, repr
 	}
 	var act *agent.Action
 	switch {
-	case opts.Builtin != nil:
+	case opts.Model != nil:
 		var err error
-		at := agent.BuiltinAttempt{N: n, MaxAttempts: opts.MaxAttempts, Timeout: opts.AttemptTimeout,
+		at := agent.ModelAttempt{N: n, MaxAttempts: opts.MaxAttempts, Timeout: opts.AttemptTimeout,
 			Runner: opts.Evaluator.Runner, Store: opts.Evaluator.Store, Limits: opts.Evaluator.Limits}
-		if act, err = agent.ActBuiltin(ctx, ws, opts.Builtin, at, filepath.Join(keep, "attempt-"+strconv.Itoa(n))); err != nil {
+		if act, err = agent.ActModel(ctx, ws, opts.Model, at, filepath.Join(keep, "attempt-"+strconv.Itoa(n))); err != nil {
 			return nil, nil, err
 		}
-	case opts.Agent == AgentNoop || opts.Agent == AgentGold:
-		if opts.Agent == AgentGold {
+	case opts.Agent.IsBuiltin():
+		if opts.Agent.Kind == agent.KindGold {
 			if err := ws.Apply(t.GoldFiles); err != nil {
 				return nil, nil, err
 			}
@@ -248,7 +243,8 @@ func attempt(ctx context.Context, ws *agent.Workspace, n int, opts Options, repr
 		}
 		act.Files = files
 	default:
-		box, err := opts.Contained.Box(ctx, t, opts.Evaluator.Runner, opts.Evaluator.Limits)
+		boxes, _ := opts.Evaluator.Runner.(agent.Boxes)
+		box, err := opts.Contained.Box(ctx, t, boxes, opts.Evaluator.Limits)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -259,7 +255,7 @@ func attempt(ctx context.Context, ws *agent.Workspace, n int, opts Options, repr
 		}
 		env := []string{agent.EnvAttempt + "=" + strconv.Itoa(n), agent.EnvMaxAttempts + "=" + strconv.Itoa(opts.MaxAttempts),
 			agent.EnvFeedbackFile + "=" + feedback}
-		if act, err = agent.Act(ctx, ws, agent.ActOptions{Command: opts.Agent, Env: env, Timeout: opts.AttemptTimeout, Keep: filepath.Join(keep, "attempt-"+strconv.Itoa(n)),
+		if act, err = agent.Act(ctx, ws, agent.ActOptions{Command: opts.Agent.Raw, Env: env, Timeout: opts.AttemptTimeout, Keep: filepath.Join(keep, "attempt-"+strconv.Itoa(n)),
 			Repro: repro, ReproCommand: opts.ReproCommand, Box: box}); err != nil {
 			return nil, nil, err
 		}
@@ -300,17 +296,17 @@ func writeATIF(out string, t *schemas.Task, r *schemas.EvalResult, act *agent.Ac
 	}
 	a.SessionID = fmt.Sprintf("%s/%s/run-%d", scope, t.InstanceID, r.Run)
 	switch {
-	case opts.Builtin != nil:
-		a.AgentName, a.Model = opts.Builtin.Label(), opts.Builtin.Model.Name()
-	case opts.Agent == AgentNoop || opts.Agent == AgentGold:
-		a.AgentName, a.Verdict.Agent = opts.Agent, opts.Agent
+	case opts.Model != nil:
+		a.AgentName, a.Model = opts.Model.Label(), opts.Model.Model.Name()
+	case opts.Agent.IsBuiltin():
+		a.AgentName, a.Verdict.Agent = opts.Agent.Raw, opts.Agent.Raw
 		note := "envgap's noop agent changed nothing; no model ran"
-		if opts.Agent == AgentGold {
+		if opts.Agent.Kind == agent.KindGold {
 			note = "envgap's gold agent wrote the reference fix; no model ran"
 		}
 		a.Entries = []any{map[string]any{"type": "note", "note": note}}
 	default:
-		a.AgentName, a.AgentVersion = commandName(opts.Agent), "unknown (a command agent)"
+		a.AgentName, a.AgentVersion = commandName(opts.Agent.Raw), "unknown (a command agent)"
 	}
 	if act != nil && a.Entries == nil {
 		a.Entries, a.Agent = act.Trajectory, act.ATIF

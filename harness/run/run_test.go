@@ -8,6 +8,7 @@ import (
 
 	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/harness/eval"
+	"github.com/envgap/envgap/lib/agent"
 	"github.com/envgap/envgap/lib/agent/agenttest"
 	"github.com/envgap/envgap/schemas"
 )
@@ -21,7 +22,7 @@ func harness(t *testing.T, agentCmd string, maxAttempts int, timeout time.Durati
 	fr := &agenttest.FakeRunner{Store: st}
 	ev := &eval.Evaluator{Store: st, Runner: fr}
 	tk := agenttest.Task()
-	out, err := Run(context.Background(), []schemas.Task{*tk}, Options{Evaluator: ev, Materialize: agenttest.GitMaterialize(0), Agent: agentCmd,
+	out, err := Run(context.Background(), []schemas.Task{*tk}, Options{Evaluator: ev, Materialize: agenttest.GitMaterialize(0), Agent: agent.ParseSpec(agentCmd),
 		K: 1, MaxAttempts: maxAttempts, AttemptTimeout: timeout, WorkDir: t.TempDir(), OutDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -59,11 +60,11 @@ func TestHarnessAgents(t *testing.T) {
 		}
 	}
 	// Built-in agents: gold resolves, noop does not; neither runs a command.
-	out, _ = harness(t, AgentGold, 1, time.Minute)
+	out, _ = harness(t, agent.NameGold, 1, time.Minute)
 	if !out.Results[0].Resolved || out.Results[0].Agent != nil {
 		t.Errorf("gold: %+v", out.Results[0])
 	}
-	out, _ = harness(t, AgentNoop, 2, time.Minute)
+	out, _ = harness(t, agent.NameNoop, 2, time.Minute)
 	if len(out.Results) != 2 || out.Results[0].Resolved {
 		t.Errorf("noop: %+v", out.Results)
 	}

@@ -57,36 +57,42 @@ func CardImages(tasks []schemas.Task) []string {
 	return out
 }
 
+// Boxes opens agent boxes and checks agent images (verify.Stage and core.Core are such).
+type Boxes interface {
+	BoxOpener
+	ImageChecker
+}
+
 // Box returns the box of an attempt on t (nil for a nil Contained: the command runs on
-// this host). opener must open boxes (the evaluation core's runner); see Image.
-func (c *Contained) Box(ctx context.Context, t *schemas.Task, opener any, limits sandbox.Limits) (*BoxRun, error) {
+// this host). boxes opens it and checks its image (see Image); nil: the evaluation
+// runner cannot, an error.
+func (c *Contained) Box(ctx context.Context, t *schemas.Task, boxes Boxes, limits sandbox.Limits) (*BoxRun, error) {
 	if c == nil {
 		return nil, nil
 	}
-	op, ok := opener.(BoxOpener)
-	if !ok {
+	if boxes == nil {
 		return nil, errors.New("the evaluation runner cannot open agent boxes")
 	}
-	img, err := c.Image(ctx, core.TaskRecipe(t).Image, opener)
+	img, err := c.Image(ctx, core.TaskRecipe(t).Image, boxes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t.InstanceID, err)
 	}
-	return &BoxRun{Opener: op, Image: img, AllowHosts: c.AllowHosts, Limits: limits}, nil
+	return &BoxRun{Opener: boxes, Image: img, AllowHosts: c.AllowHosts, Limits: limits}, nil
 }
 
 // ErrNoImage is returned (wrapped) by Image for a card image no --agent-image serves.
 var ErrNoImage = errors.New("no --agent-image")
 
-// Image returns the agent image of a card image; when checker can check images
-// (ImageChecker), it is checked to be built on the card image (once per pair: a check
-// made before the run starts is not made again when each box opens).
-func (c *Contained) Image(ctx context.Context, card string, checker any) (string, error) {
+// Image returns the agent image of a card image; with a checker (nil: none), it is
+// checked to be built on the card image (once per pair: a check made before the run
+// starts is not made again when each box opens).
+func (c *Contained) Image(ctx context.Context, card string, checker ImageChecker) (string, error) {
 	img := c.ImageFor(card)
 	if img == "" {
 		return "", fmt.Errorf("%w for the tasks on the evaluation image %s: give IMAGE for every task or %s=IMAGE", ErrNoImage, card, card)
 	}
-	if ch, ok := checker.(ImageChecker); ok {
-		if err := c.check(ctx, ch, img, card); err != nil {
+	if checker != nil {
+		if err := c.check(ctx, checker, img, card); err != nil {
 			return "", fmt.Errorf("--agent-image: %w", err)
 		}
 	}

@@ -87,7 +87,7 @@ func TestParseAgentImagesAndHosts(t *testing.T) {
 }
 
 // TestGiveUp: only a refused credential or an unknown model (wrapped as a ProviderError,
-// as ActBuiltin returns them) stops the runs not yet started; the first one noted stays.
+// as ActModel returns them) stops the runs not yet started; the first one noted stays.
 func TestGiveUp(t *testing.T) {
 	var g GiveUp
 	throttled := &ProviderError{&model.Error{Kind: model.Retryable, Provider: "openai", Status: 429}}

@@ -73,13 +73,14 @@ type Options struct {
 	Patch       PatchFunc
 	// Agent is the agent command, run with sh -c in the workspace.
 	Agent string
-	// Builtin, when set, returns envgap's own model agent (propose --agent
+	// Model, when set, returns envgap's own model agent (propose --agent
 	// openai|bedrock; nil when Agent names none), acting in a box: then Agent is ignored
 	// and the Runner must open boxes (agent.BoxOpener). Called once Open has opened.
-	Builtin func(context.Context) (*agent.Builtin, error)
+	Model func(context.Context) (*agent.ModelAgent, error)
 	// Contained, when set, returns how the agent command runs in a box (--agent-image;
-	// nil: on this host). Called once Open has opened, with its Env's Runner.
-	Contained func(ctx context.Context, runner any) (*agent.Contained, error)
+	// nil: on this host). Called once Open has opened, with its Env's Runner when that
+	// checks agent images (else nil).
+	Contained func(ctx context.Context, checker agent.ImageChecker) (*agent.Contained, error)
 	Timeout   time.Duration
 	// IDs restricts the run to these candidates; empty: every Reported candidate whose
 	// failure reproduces and that has no fix.
@@ -97,7 +98,7 @@ type Options struct {
 type job struct {
 	Options
 	*Env
-	Builtin   *agent.Builtin
+	Model     *agent.ModelAgent
 	Contained *agent.Contained
 }
 
@@ -150,13 +151,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer closer.Close()
 	opts := &job{Options: o, Env: env}
-	if o.Builtin != nil {
-		if opts.Builtin, err = o.Builtin(ctx); err != nil {
+	if o.Model != nil {
+		if opts.Model, err = o.Model(ctx); err != nil {
 			return nil, err
 		}
 	}
 	if o.Contained != nil {
-		if opts.Contained, err = o.Contained(ctx, env.Runner); err != nil {
+		checker, _ := env.Runner.(agent.ImageChecker)
+		if opts.Contained, err = o.Contained(ctx, checker); err != nil {
 			return nil, err
 		}
 	}
@@ -378,7 +380,7 @@ func ask(ctx context.Context, tg target, opts *job) (*schemas.Proposal, error) {
 	env := []string{EnvFailureLog + "=" + filepath.Join(runDir, failureLogName), EnvRecipeFile + "=" + filepath.Join(runDir, recipeName),
 		EnvCommandsFile + "=" + commandsFile}
 	var repro *agent.ReproServer
-	if opts.ReproCommand != "" && opts.Builtin == nil {
+	if opts.ReproCommand != "" && opts.Model == nil {
 		if repro, err = agent.StartRepro(ctx, ws, agent.ReproConfig{Runner: opts.Runner, Store: opts.Store, Limits: opts.Limits}); err != nil {
 			return nil, err
 		}
@@ -397,15 +399,16 @@ func ask(ctx context.Context, tg target, opts *job) (*schemas.Proposal, error) {
 	// The commands file may be written by the agent: it is part of the run directory
 	// the protocol lets it write (like the trajectory): Act creates it empty (ActOptions.Writable).
 	var act *agent.Action
-	if opts.Builtin != nil {
-		// The built-in agent reads the failing log and the commands in its task text (it
+	if opts.Model != nil {
+		// The model agent reads the failing log and the commands in its task text (it
 		// writes only the workspace: its proposal is the fix, made_by model).
-		at := agent.BuiltinAttempt{N: 1, MaxAttempts: 1, Timeout: opts.Timeout, Runner: opts.Runner, Store: opts.Store, Limits: opts.Limits,
+		at := agent.ModelAttempt{N: 1, MaxAttempts: 1, Timeout: opts.Timeout, Runner: opts.Runner, Store: opts.Store, Limits: opts.Limits,
 			Context: fmt.Sprintf("This failure was reproduced in a clean container. Its failing log:\n%s\nThe commands it ran (the task's recipe):\n%s", log, recipe)}
-		act, err = agent.ActBuiltin(ctx, ws, opts.Builtin, at, keep)
+		act, err = agent.ActModel(ctx, ws, opts.Model, at, keep)
 	} else {
 		var box *agent.BoxRun
-		if box, err = opts.Contained.Box(ctx, &t, opts.Runner, opts.Limits); err != nil {
+		boxes, _ := opts.Runner.(agent.Boxes)
+		if box, err = opts.Contained.Box(ctx, &t, boxes, opts.Limits); err != nil {
 			return nil, err
 		}
 		act, err = agent.Act(ctx, ws, agent.ActOptions{Command: opts.Agent, Env: env, Timeout: opts.Timeout, Keep: keep, Writable: []string{commandsFile},
@@ -473,8 +476,8 @@ func ask(ctx context.Context, tg target, opts *job) (*schemas.Proposal, error) {
 
 // agentName is how proposals name the agent: its command, or provider:model.
 func agentName(opts *job) string {
-	if opts.Builtin != nil {
-		return opts.Builtin.Label()
+	if opts.Model != nil {
+		return opts.Model.Label()
 	}
 	return opts.Agent
 }

@@ -23,14 +23,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// The built-in model agents.
-const (
-	agentOpenAI  = "openai"
-	agentBedrock = "bedrock"
-)
-
-// builtinFlags are the flags of envgap's own model agents (run --agent openai|bedrock).
-type builtinFlags struct {
+// modelFlags are the flags of envgap's own model agents (--agent openai|bedrock), the
+// same for run, propose and study run (newModelAgent reads them).
+type modelFlags struct {
 	Model         string
 	BaseURL       string
 	Region        string
@@ -47,19 +42,26 @@ type builtinFlags struct {
 	AllowHosts  []string
 }
 
-func (b *builtinFlags) add(c *cobra.Command) {
+func (b *modelFlags) add(c *cobra.Command) {
 	fl := c.Flags()
 	fl.StringVar(&b.Model, "model", "", "the model id (--agent openai|bedrock)")
 	fl.StringVar(&b.BaseURL, "base-url", "", "an OpenAI-compatible server (vLLM, Ollama, llama.cpp, ...); default the OpenAI API (key from OPENAI_API_KEY)")
 	fl.StringVar(&b.Region, "region", "", "the AWS region of --agent bedrock (default: the AWS chain's)")
 	fl.IntVar(&b.MaxTurns, "max-turns", loop.DefaultLimits().MaxTurns, "model calls per attempt")
-	fl.Int64Var(&b.MaxTokens, "max-tokens", 0, "tokens (input and output of every call) per attempt; 0: no limit")
 	fl.Int64Var(&b.ContextTokens, "context-tokens", 0, "the model's context in tokens: older tool outputs are elided as the conversation nears it; 0: never")
-	fl.Float64Var(&b.Budget, "budget", 0, "USD per attempt (needs a price); 0: no limit")
+	b.addBudgetFlags(c, "attempt")
+	addContainedFlags(c, &b.AgentImages, &b.AllowHosts)
+}
+
+// addBudgetFlags adds --max-tokens, --budget and the prices; per names what they bound
+// (an attempt of run, a protocol round of study run).
+func (b *modelFlags) addBudgetFlags(c *cobra.Command, per string) {
+	fl := c.Flags()
+	fl.Int64Var(&b.MaxTokens, "max-tokens", 0, "tokens (input and output of every call) per "+per+"; 0: no limit")
+	fl.Float64Var(&b.Budget, "budget", 0, "USD per "+per+" (needs a price); 0: no limit")
 	fl.Float64Var(&b.PriceIn, "price-in", 0, "USD per million input tokens (cost_usd; overrides --prices)")
 	fl.Float64Var(&b.PriceOut, "price-out", 0, "USD per million output tokens")
 	fl.StringVar(&b.Prices, "prices", "", `a prices file: {"MODEL": {"in_per_mtok": X, "out_per_mtok": Y}, ...}`)
-	addContainedFlags(c, &b.AgentImages, &b.AllowHosts)
 }
 
 // addContainedFlags adds --agent-image and --allow-host.
@@ -68,25 +70,29 @@ func addContainedFlags(c *cobra.Command, images, hosts *[]string) {
 	c.Flags().StringArrayVar(hosts, "allow-host", nil, "with --agent-image: a host the box may reach besides the registries, e.g. the agent's model API (HOST or HOST:PORT, default port 443; HTTPS is let through on 443 alone, other ports take plain HTTP; repeatable)")
 }
 
-func isBuiltin(a string) bool { return a == agentOpenAI || a == agentBedrock }
-
-// check refuses bad flags before anything starts.
-func (b *builtinFlags) checkBuiltin(agentName string) error {
-	if err := checkContainedFlags(agentName, b.AgentImages, b.AllowHosts); err != nil {
+// checkFlags refuses bad flags before anything starts (run, propose): the model flags go
+// with a model agent only.
+func (b *modelFlags) checkFlags(spec agent.Spec) error {
+	if err := checkContainedFlags(spec, b.AgentImages, b.AllowHosts); err != nil {
 		return err
 	}
-	if !isBuiltin(agentName) {
+	if !spec.IsModel() {
 		if b.Model != "" || b.BaseURL != "" || b.Region != "" {
-			return usageError{fmt.Errorf("--model, --base-url and --region are for --agent %s or %s, not %q", agentOpenAI, agentBedrock, agentName)}
+			return usageError{fmt.Errorf("--model, --base-url and --region are for --agent %s or %s, not %q", agent.NameOpenAI, agent.NameBedrock, spec.Raw)}
 		}
 		return nil
 	}
+	return b.checkModel(spec)
+}
+
+// checkModel refuses flags that do not fit a model agent (every command's).
+func (b *modelFlags) checkModel(spec agent.Spec) error {
 	switch {
 	case b.Model == "":
-		return usageError{fmt.Errorf("--agent %s needs --model", agentName)}
-	case agentName == agentBedrock && b.BaseURL != "":
+		return usageError{fmt.Errorf("--agent %s needs --model", spec.Raw)}
+	case spec.Kind == agent.KindBedrock && b.BaseURL != "":
 		return usageError{errors.New("--base-url is for --agent openai")}
-	case agentName == agentOpenAI && b.Region != "":
+	case spec.Kind == agent.KindOpenAI && b.Region != "":
 		return usageError{errors.New("--region is for --agent bedrock")}
 	case b.MaxTurns < 1:
 		return usageError{errors.New("--max-turns must be at least 1")}
@@ -97,7 +103,7 @@ func (b *builtinFlags) checkBuiltin(agentName string) error {
 }
 
 // price is the model's price: --price-in/--price-out, else the prices file's entry, else nil.
-func (b *builtinFlags) price() (*model.Price, error) {
+func (b *modelFlags) price() (*model.Price, error) {
 	if b.PriceIn > 0 || b.PriceOut > 0 {
 		return &model.Price{InPerMTok: b.PriceIn, OutPerMTok: b.PriceOut}, nil
 	}
@@ -117,10 +123,12 @@ func (b *builtinFlags) price() (*model.Price, error) {
 	return nil, nil
 }
 
-// agent builds the built-in agent named (nil for an agent command, noop or gold). An
-// unreachable --base-url is refused here, before any container starts.
-func (b *builtinFlags) agent(ctx context.Context, name string, f *factory) (*agent.Builtin, error) {
-	if !isBuiltin(name) {
+// newModelAgent is the one constructor of envgap's own model agents (run, propose, study
+// run): the model (retried, each retry said on stderr), its limits and price. It returns
+// nil for any other agent. An unreachable --base-url is refused here, before any
+// container starts, and so is a --budget without a price.
+func newModelAgent(ctx context.Context, f *factory, spec agent.Spec, b *modelFlags) (*agent.ModelAgent, error) {
+	if !spec.IsModel() {
 		return nil, nil
 	}
 	price, err := b.price()
@@ -131,15 +139,15 @@ func (b *builtinFlags) agent(ctx context.Context, name string, f *factory) (*age
 		return nil, usageError{fmt.Errorf("--budget needs the model's price: --price-in/--price-out or a --prices file with %q", b.Model)}
 	}
 	var m model.Model
-	switch name {
-	case agentOpenAI:
+	switch spec.Kind {
+	case agent.KindOpenAI:
 		if b.BaseURL != "" {
 			if err := reachable(ctx, b.BaseURL); err != nil {
 				return nil, usageError{fmt.Errorf("--base-url %s: %w", redact(b.BaseURL), err)}
 			}
 		}
 		m, err = openai.New(openai.Options{Model: b.Model, BaseURL: b.BaseURL, APIKey: f.Getenv(openai.EnvKey)})
-	case agentBedrock:
+	case agent.KindBedrock:
 		m, err = bedrock.New(ctx, bedrock.Options{Model: b.Model, Region: b.Region})
 	}
 	if err != nil {
@@ -148,16 +156,16 @@ func (b *builtinFlags) agent(ctx context.Context, name string, f *factory) (*age
 	lim := loop.DefaultLimits()
 	lim.MaxTurns, lim.MaxTokens, lim.ContextTokens, lim.BudgetUSD = b.MaxTurns, b.MaxTokens, b.ContextTokens, b.Budget
 	retry := model.RetryPolicy{OnRetry: func(err error, wait time.Duration) {
-		fmt.Fprintf(f.Err, "%s: %v; retrying in %s\n", name, err, wait.Round(time.Second))
+		fmt.Fprintf(f.Err, "%s: %v; retrying in %s\n", spec.Raw, err, wait.Round(time.Second))
 	}}
-	return &agent.Builtin{Provider: name, Model: model.Retry(m, retry), Limits: lim, Price: price}, nil
+	return &agent.ModelAgent{Provider: spec.Raw, Model: model.Retry(m, retry), Limits: lim, Price: price}, nil
 }
 
 // contained returns how an agent command runs in a box (nil: on this host, said on
 // stderr); see containedOn. cards are the tasks' evaluation images (nil: any, checked
 // when each box opens).
-func (b *builtinFlags) contained(ctx context.Context, f *factory, agentName string, cards []string, checker any) (*agent.Contained, error) {
-	if isBuiltin(agentName) || agentName == "noop" || agentName == "gold" {
+func (b *modelFlags) contained(ctx context.Context, f *factory, spec agent.Spec, cards []string, checker agent.ImageChecker) (*agent.Contained, error) {
+	if !spec.IsCommand() {
 		return nil, nil
 	}
 	return containedOn(ctx, f, b.AgentImages, b.AllowHosts, cards, checker)
@@ -167,7 +175,7 @@ func (b *builtinFlags) contained(ctx context.Context, f *factory, agentName stri
 // on stderr that it is not contained) without images; else the images, each checked on
 // the engine before anything starts to be built on the evaluation images it serves (cards;
 // nil: any evaluation image may be named, and each box checks its image when it opens).
-func containedOn(ctx context.Context, f *factory, imageFlags, hostFlags, cards []string, checker any) (*agent.Contained, error) {
+func containedOn(ctx context.Context, f *factory, imageFlags, hostFlags, cards []string, checker agent.ImageChecker) (*agent.Contained, error) {
 	if len(imageFlags) == 0 {
 		fmt.Fprintln(f.Err, "envgap: the agent command runs on this host, not contained: it has your privileges and network (the live registries, the project's later history); give --agent-image IMAGE to run it in a box (docs/agents.md)")
 		return nil, nil
@@ -187,7 +195,7 @@ func containedOn(ctx context.Context, f *factory, imageFlags, hostFlags, cards [
 		return nil, usageError{err}
 	}
 	c := &agent.Contained{Images: images, AllowHosts: hosts}
-	if _, ok := checker.(agent.ImageChecker); !ok && len(cards) > 0 {
+	if checker == nil && len(cards) > 0 {
 		return nil, errors.New("this engine cannot check agent images")
 	}
 	for _, card := range cards {
@@ -210,7 +218,7 @@ func containedOn(ctx context.Context, f *factory, imageFlags, hostFlags, cards [
 
 // checkContainedFlags refuses --allow-host without --agent-image, and --agent-image for
 // an agent that is not a command.
-func checkContainedFlags(agentName string, images, hosts []string) error {
+func checkContainedFlags(spec agent.Spec, images, hosts []string) error {
 	if len(hosts) > 0 && len(images) == 0 {
 		return usageError{errors.New("--allow-host goes with --agent-image (it opens the box's door to a host)")}
 	}
@@ -218,10 +226,10 @@ func checkContainedFlags(agentName string, images, hosts []string) error {
 		return nil
 	}
 	switch {
-	case isBuiltin(agentName):
-		return usageError{fmt.Errorf("--agent-image is for an agent command: --agent %s acts in a box from the task's evaluation image", agentName)}
-	case agentName == "noop" || agentName == "gold":
-		return usageError{fmt.Errorf("--agent-image is for an agent command, not --agent %s", agentName)}
+	case spec.IsModel():
+		return usageError{fmt.Errorf("--agent-image is for an agent command: --agent %s acts in a box from the task's evaluation image", spec.Raw)}
+	case spec.IsBuiltin():
+		return usageError{fmt.Errorf("--agent-image is for an agent command, not --agent %s", spec.Raw)}
 	}
 	if _, err := agent.ParseAllowHosts(hosts); err != nil {
 		return usageError{err}

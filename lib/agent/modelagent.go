@@ -19,9 +19,9 @@ import (
 	"github.com/envgap/envgap/schemas"
 )
 
-// Builtin is one of envgap's own model agents (run --agent openai|bedrock): the loop
+// ModelAgent is one of envgap's own model agents (run --agent openai|bedrock): the loop
 // (lib/agent/loop) with a model, acting in a box per attempt.
-type Builtin struct {
+type ModelAgent struct {
 	// Provider is "openai" or "bedrock"; Model its model (wrapped in model.Retry).
 	Provider string
 	Model    model.Model
@@ -30,7 +30,7 @@ type Builtin struct {
 }
 
 // Label is how results name the agent: provider:model.
-func (b *Builtin) Label() string { return b.Provider + ":" + b.Model.Name() }
+func (b *ModelAgent) Label() string { return b.Provider + ":" + b.Model.Name() }
 
 // BoxOpener opens an agent's box (verify.Stage is one).
 type BoxOpener interface {
@@ -65,10 +65,10 @@ func (g *GiveUp) Note(err error) {
 	}
 }
 
-// BuiltinAttempt is what one attempt of a built-in agent runs with: its number N of
+// ModelAttempt is what one attempt of a model agent runs with: its number N of
 // MaxAttempts, its time limit, and the evaluation core's memoised runner (which must open
 // boxes too: a BoxOpener), store and limits, for the box and the repro tool.
-type BuiltinAttempt struct {
+type ModelAttempt struct {
 	N, MaxAttempts int
 	Timeout        time.Duration
 	Runner         core.SpecRunner
@@ -79,10 +79,10 @@ type BuiltinAttempt struct {
 	Context string
 }
 
-// ActBuiltin runs one attempt of a built-in agent: a box from the task's evaluation image
+// ActModel runs one attempt of a model agent: a box from the task's evaluation image
 // on the workspace, the loop until it stops, then the workspace's changes. The agent's
 // trajectory is kept at keep.trajectory.
-func ActBuiltin(ctx context.Context, ws *Workspace, b *Builtin, at BuiltinAttempt, keep string) (*Action, error) {
+func ActModel(ctx context.Context, ws *Workspace, b *ModelAgent, at ModelAttempt, keep string) (*Action, error) {
 	n := at.N
 	t := ws.Task
 	opener, ok := at.Runner.(BoxOpener)
