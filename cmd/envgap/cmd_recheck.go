@@ -119,7 +119,7 @@ func runRecheckSlurm(c *cobra.Command, f *factory, opts *recheckOptions) error {
 		}
 		for i, d := range out.Results {
 			if d == nil {
-				results[i] = verify.RecheckResult{InstanceID: items[i], Error: notDone(out)}
+				results[i] = verify.RecheckResult{InstanceID: items[i], Error: out.NotDone(i, items[i]).Error}
 				continue
 			}
 			results[i] = recheckResultOf(d)
@@ -135,7 +135,7 @@ func runRecheckSlurm(c *cobra.Command, f *factory, opts *recheckOptions) error {
 // recheckResultOf reads a worker's result of one task.
 func recheckResultOf(d *jobs.Done) verify.RecheckResult {
 	var r verify.RecheckResult
-	if msg := decodeResult(d, &r, &r.InstanceID); msg != "" {
+	if msg := d.Decode(&r, &r.InstanceID); msg != "" {
 		return verify.RecheckResult{InstanceID: d.Item, Error: msg}
 	}
 	return r

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -32,21 +31,11 @@ type runWork struct {
 	Out string `json:"out"`
 }
 
-func (w *runWork) command() string { return "run" }
+func (w *runWork) Command() string { return "run" }
 
-// runItem is a worker's result of one task of a run: its runs' results and faults.
-type runItem struct {
-	InstanceID string               `json:"instance_id"`
-	Results    []schemas.EvalResult `json:"results"`
-	Faults     []schemas.EvalFault  `json:"faults,omitempty"`
-	Log        []byte               `json:"log,omitempty"`
-	Ran        int                  `json:"ran"`
-	Kept       int                  `json:"kept"`
-	Error      string               `json:"error,omitempty"`
-}
-
-// handler runs the agent on one task, as a local run does.
-func (args *runWork) handler(c *cobra.Command, f *factory, _ []string, logf func(string, ...any)) (jobs.Handler, func(), error) {
+// Open opens what runs the agent on one task as a local run does (run.ItemHandler).
+func (args *runWork) Open(_ context.Context, env *workerEnv, _ []string, logf func(string, ...any)) (jobs.Handler, func(), error) {
+	c, f := env.c, env.f
 	tasks, taskByID, err := args.tasks(f)
 	if err != nil {
 		return nil, nil, err
@@ -79,34 +68,15 @@ func (args *runWork) handler(c *cobra.Command, f *factory, _ []string, logf func
 		os.RemoveAll(work)
 		return nil, nil, err
 	}
-	repro := reproCommand()
-	return func(ctx context.Context, item string) (json.RawMessage, string) {
-			it := runItem{InstanceID: item, Results: []schemas.EvalResult{}}
-			t, ok := taskByID[item]
-			if !ok {
-				it.Error = "the task is not in the split any more"
-			} else {
-				out, err := run.Run(ctx, []schemas.Task{*t}, run.Options{
-					Evaluator: ev, Materialize: materialize(args.GitURLTemplate), Agent: args.Agent, Model: ma, Contained: contained, K: args.K,
-					MaxAttempts: args.MaxAttempts, AttemptTimeout: args.AttemptTimeout, WorkDir: work, OutDir: args.Out,
-					ReproCommand: repro, Jobs: 1, Done: done, Split: args.Split,
-				})
-				switch {
-				case out == nil:
-					it.Error = fmt.Sprint(err)
-				default:
-					it.Results, it.Faults, it.Log, it.Ran, it.Kept = out.Results, out.Faults, out.Logs[item], out.Ran, out.Kept
-					if err != nil {
-						it.Error = err.Error()
-					}
-				}
-			}
-			b, _ := json.Marshal(it)
-			return b, it.Error
-		}, func() {
-			sess.Close()
-			os.RemoveAll(work)
-		}, nil
+	do := run.ItemHandler(taskByID, run.Options{
+		Evaluator: ev, Materialize: materialize(args.GitURLTemplate), Agent: args.Agent, Model: ma, Contained: contained, K: args.K,
+		MaxAttempts: args.MaxAttempts, AttemptTimeout: args.AttemptTimeout, WorkDir: work, OutDir: args.Out,
+		ReproCommand: reproCommand(), Done: done, Split: args.Split,
+	})
+	return do, func() {
+		sess.Close()
+		os.RemoveAll(work)
+	}, nil
 }
 
 // runAgentSlurm runs the agent on the split's tasks as a Slurm job array (one item per
@@ -132,7 +102,7 @@ func runAgentSlurm(c *cobra.Command, f *factory, opts *runOptions, tasks []schem
 		return nil, nil, err
 	}
 	progress := f.newProgress()
-	out, logs, err := scoreSlurm(c, f, &opts.Slurm, args, tasks, shared, workerItemOf[runItem], func(it runItem, done, total int) {
+	out, logs, err := scoreSlurm(c, f, &opts.Slurm, args, tasks, shared, jobs.ItemOf[run.Item], func(it run.Item, done, total int) {
 		status := fmt.Sprintf("%d result(s)", len(it.Results))
 		if it.Error != "" {
 			status = "fault: " + it.Error
@@ -141,26 +111,4 @@ func runAgentSlurm(c *cobra.Command, f *factory, opts *runOptions, tasks []schem
 	})
 	progress.finish()
 	return out, logs, err
-}
-
-func (it runItem) addTo(out *eval.Outcome, logs map[string][]byte) {
-	out.Results = append(out.Results, it.Results...)
-	out.Faults = append(out.Faults, it.Faults...)
-	if it.Error != "" && len(it.Faults) == 0 {
-		out.Faults = append(out.Faults, schemas.EvalFault{InstanceID: it.InstanceID, Error: it.Error})
-	}
-	out.Ran += it.Ran
-	out.Reused += it.Kept
-	if len(it.Log) > 0 {
-		logs[it.InstanceID] = it.Log
-	}
-}
-
-func (it *runItem) head() (id, msg *string) { return &it.InstanceID, &it.Error }
-
-func (it *runItem) lacking() string {
-	if it.Results == nil {
-		return "the worker's result holds no results"
-	}
-	return ""
 }

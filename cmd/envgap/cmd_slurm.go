@@ -107,18 +107,17 @@ func (eo *engineOptions) workerEngine(jobs int) workerEngine {
 		NPMUpstream: eo.NPMUpstream, GitURLTemplate: eo.GitURLTemplate}
 }
 
-// slurmWork is one command that runs as a Slurm job array. Its value is the plan's
-// arguments (as JSON); on a worker, handler opens what the command needs and returns
-// what does one item exactly as a local run does, and what closes it.
-type slurmWork interface {
-	command() string
-	workers() workerEngine
-	handler(c *cobra.Command, f *factory, items []string, logf func(string, ...any)) (jobs.Handler, func(), error)
-}
+// ItemsAtOnce is how many items a worker does at once (jobs.Kind).
+func (a workerEngine) ItemsAtOnce() int { return a.Jobs }
 
-// slurmCommands makes the empty arguments of each command a plan may name: adding a
+// slurmWork is one command that runs as a Slurm job array: its value is the plan's
+// arguments (as JSON); on a worker, Open opens what the command needs and returns the
+// stage's handler, which does one item exactly as a local run does.
+type slurmWork = jobs.Kind[*workerEnv]
+
+// slurmKinds makes the empty arguments of each command a plan may name: adding a
 // --slurm command is one type implementing slurmWork and one line here.
-var slurmCommands = map[string]func() slurmWork{
+var slurmKinds = jobs.Kinds[*workerEnv]{
 	"verify":  func() slurmWork { return &verifyWork{} },
 	"recheck": func() slurmWork { return &recheckWork{} },
 	"eval":    func() slurmWork { return &evalWork{} },
@@ -130,7 +129,7 @@ var slurmCommands = map[string]func() slurmWork{
 // (see jobs.Run). The store must be named by an absolute path; shared names more paths
 // the workers read (checked like the store).
 func (o *slurmOptions) run(c *cobra.Command, f *factory, work slurmWork, items []string, shared map[string]string, onResult func(d *jobs.Done, done, total int)) (*jobs.Outcome, error) {
-	command := work.command()
+	command := work.Command()
 	dir := f.storeDir()
 	exe, err := os.Executable()
 	if err != nil {
@@ -177,54 +176,6 @@ func (o *slurmOptions) run(c *cobra.Command, f *factory, work slurmWork, items [
 	return out, err
 }
 
-// workerItemOf reads a worker's result of one item into a T, whose head is its item
-// name and its error: a result that cannot be read or is for another item, or that
-// lacks what it should hold (without an error saying why), is an error of the item.
-func workerItemOf[T any, P interface {
-	*T
-	head() (item, msg *string)
-	lacking() string
-}](d *jobs.Done) T {
-	var it T
-	item, msg := P(&it).head()
-	if why := decodeResult(d, &it, item); why != "" {
-		var none T
-		it = none
-		*item, *msg = d.Item, why
-	} else if lack := P(&it).lacking(); lack != "" && *msg == "" {
-		*msg = lack
-	}
-	return it
-}
-
-// notDone says why an item has no result.
-func notDone(out *jobs.Outcome) string {
-	if out.Missing != "" {
-		return "not run: " + out.Missing
-	}
-	return "not run: interrupted"
-}
-
-// decodeResult reads a worker's result of d's item into v, whose instance id is *id; it
-// returns why there is none (the item could not be done, or the result is not for it).
-func decodeResult(d *jobs.Done, v any, id *string) string {
-	if d.Result != nil && json.Unmarshal(d.Result, v) == nil && *id == d.Item {
-		return ""
-	}
-	if d.Error != "" {
-		return d.Error
-	}
-	return "the worker's result could not be read"
-}
-
-// evalItem is a worker's result of one task of an eval.
-type evalItem struct {
-	InstanceID string              `json:"instance_id"`
-	Result     *schemas.EvalResult `json:"result,omitempty"`
-	Cached     bool                `json:"cached,omitempty"`
-	Error      string              `json:"error,omitempty"`
-}
-
 // scoringWork is what the workers of eval and run --slurm share: where the tasks come
 // from and the evaluator's options.
 type scoringWork struct {
@@ -234,8 +185,6 @@ type scoringWork struct {
 	NoSafeInstall bool            `json:"no_safe_install,omitempty"`
 	Audit         *auditUpstreams `json:"audit,omitempty"`
 }
-
-func (w *scoringWork) workers() workerEngine { return w.workerEngine }
 
 // scoringWorkOf returns the scoring work of a command's options; the paths its workers
 // read are made absolute and named in shared (to be checked like the store).
@@ -295,10 +244,11 @@ func (w *scoringWork) evaluator(c *cobra.Command, f *factory, logf func(string, 
 	return ev, sess, nil
 }
 
-// scoredItem is a worker's result of one task of eval or run --slurm.
+// scoredItem is a worker's result of one task of eval or run --slurm (eval.Item,
+// run.Item).
 type scoredItem interface {
-	// addTo adds the task's results, faults and log to the run's.
-	addTo(out *eval.Outcome, logs map[string][]byte)
+	// AddTo adds the task's results, faults and log to the run's.
+	AddTo(out *eval.Outcome, logs map[string][]byte)
 }
 
 // scoreSlurm scores tasks as work's job array, one item a task, and returns the outcome
@@ -318,9 +268,9 @@ func scoreSlurm[T scoredItem](c *cobra.Command, f *factory, o *slurmOptions, wor
 	logs := map[string][]byte{}
 	for i, d := range res.Results {
 		if d == nil { // no worker finished it: read says why
-			d = &jobs.Done{Index: i, Item: items[i], Error: notDone(res)}
+			d = res.NotDone(i, items[i])
 		}
-		read(d).addTo(out, logs)
+		read(d).AddTo(out, logs)
 	}
 	return out, logs, nil
 }
@@ -345,7 +295,7 @@ func runEvalSlurm(c *cobra.Command, f *factory, opts *evalOptions, tasks []schem
 		}
 	}
 	progress := evalProgress(f)
-	out, _, err := scoreSlurm(c, f, &opts.Slurm, args, tasks, shared, workerItemOf[evalItem], func(it evalItem, done, total int) {
+	out, _, err := scoreSlurm(c, f, &opts.Slurm, args, tasks, shared, jobs.ItemOf[eval.Item], func(it eval.Item, done, total int) {
 		ev := eval.Event{InstanceID: it.InstanceID, Done: done, Total: total, Result: it.Result, Cached: it.Cached}
 		if it.Error != "" {
 			ev.Err = errors.New(it.Error)
@@ -356,27 +306,4 @@ func runEvalSlurm(c *cobra.Command, f *factory, opts *evalOptions, tasks []schem
 		return nil, nil, err
 	}
 	return out, st, nil
-}
-
-func (it evalItem) addTo(out *eval.Outcome, _ map[string][]byte) {
-	switch {
-	case it.Error != "":
-		out.Faults = append(out.Faults, schemas.EvalFault{InstanceID: it.InstanceID, Error: it.Error})
-	default:
-		out.Results = append(out.Results, *it.Result)
-		if it.Cached {
-			out.Reused++
-		} else {
-			out.Ran++
-		}
-	}
-}
-
-func (it *evalItem) head() (id, msg *string) { return &it.InstanceID, &it.Error }
-
-func (it *evalItem) lacking() string {
-	if it.Result == nil {
-		return "the worker's result holds no result"
-	}
-	return ""
 }

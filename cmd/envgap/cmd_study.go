@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -321,11 +320,12 @@ type studyWork struct {
 	Out          string                `json:"out"`
 }
 
-func (w *studyWork) command() string       { return "study" }
-func (w *studyWork) workers() workerEngine { return w.workerEngine }
+func (w *studyWork) Command() string { return "study" }
 
-// handler runs one project of the study, as a local study run does.
-func (w *studyWork) handler(c *cobra.Command, f *factory, items []string, logf func(string, ...any)) (jobs.Handler, func(), error) {
+// Open opens what runs one project of the study as a local study run does
+// (study.ItemHandler).
+func (w *studyWork) Open(_ context.Context, env *workerEnv, items []string, logf func(string, ...any)) (jobs.Handler, func(), error) {
+	c, f := env.c, env.f
 	eo := w.engine()
 	sess, vo, err := eo.open(c, f)
 	if err != nil {
@@ -336,52 +336,13 @@ func (w *studyWork) handler(c *cobra.Command, f *factory, items []string, logf f
 		sess.Close()
 		return nil, nil, err
 	}
-	planned, err := study.Plan(&o)
+	do, err := study.ItemHandler(o)
 	if err != nil {
 		sess.Close()
 		return nil, nil, err
 	}
-	byRel := map[string]study.Job{}
-	for _, j := range planned {
-		byRel[j.Rel] = j
-	}
 	logf("engine %s, registry proxy %s; study of %d project(s)", strings.Join(sess.Hosts(), ","), sess.ProxyURL(), len(items))
-	return func(ctx context.Context, item string) (json.RawMessage, string) {
-		it := studyItem{Rel: item}
-		j, ok := byRel[item]
-		switch {
-		case !ok:
-			it.Error = "the project is not in the study's plan"
-		case study.Done(o, j):
-			it.Skipped = true
-		default:
-			p, err := study.RunJob(ctx, o, j)
-			if err != nil {
-				it.Error = err.Error()
-			} else {
-				it.Protocol = p
-			}
-		}
-		b, _ := json.Marshal(it)
-		return b, it.Error
-	}, func() { sess.Close() }, nil
-}
-
-// studyItem is a worker's result of one project.
-type studyItem struct {
-	Rel      string          `json:"rel"`
-	Protocol *study.Protocol `json:"protocol,omitempty"`
-	Skipped  bool            `json:"skipped,omitempty"`
-	Error    string          `json:"error,omitempty"`
-}
-
-func (it *studyItem) head() (rel, msg *string) { return &it.Rel, &it.Error }
-
-func (it *studyItem) lacking() string {
-	if it.Protocol == nil && !it.Skipped {
-		return "the worker's result holds no protocol"
-	}
-	return ""
+	return do, func() { sess.Close() }, nil
 }
 
 // options are the run's options on a session: the agent, the executor.
@@ -553,7 +514,7 @@ func runStudySlurm(c *cobra.Command, f *factory, opts *studyRunOptions, w *study
 		fmt.Fprintf(f.Err, "slurm: the agent command runs on the workers' nodes: %s\n", w.Agent.Raw)
 	}
 	out, err := opts.Slurm.run(c, f, w, items, shared, func(d *jobs.Done, done, total int) {
-		if it := workerItemOf[studyItem](d); it.Protocol != nil {
+		if it := jobs.ItemOf[study.Item](d); it.Protocol != nil {
 			progress(it.Rel, it.Protocol, false)
 		}
 	})
@@ -562,9 +523,9 @@ func runStudySlurm(c *cobra.Command, f *factory, opts *studyRunOptions, w *study
 	}
 	for i, d := range out.Results {
 		if d == nil { // no worker finished it
-			d = &jobs.Done{Index: i, Item: items[i], Error: notDone(out)}
+			d = out.NotDone(i, items[i])
 		}
-		it := workerItemOf[studyItem](d)
+		it := jobs.ItemOf[study.Item](d)
 		switch {
 		case it.Error != "":
 			res.Failed = append(res.Failed, it.Rel+": "+it.Error)

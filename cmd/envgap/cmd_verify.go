@@ -203,7 +203,7 @@ func runVerifySlurm(c *cobra.Command, f *factory, opts *verifyOptions) error {
 	}
 	for i, d := range out.Results {
 		if d == nil {
-			rep.Results[i] = verify.Result{InstanceID: items[i], Error: notDone(out)}
+			rep.Results[i] = verify.Result{InstanceID: items[i], Error: out.NotDone(i, items[i]).Error}
 			continue
 		}
 		rep.Results[i] = verifyResultOf(d)
@@ -215,7 +215,7 @@ func runVerifySlurm(c *cobra.Command, f *factory, opts *verifyOptions) error {
 // verifyResultOf reads a worker's result of one candidate.
 func verifyResultOf(d *jobs.Done) verify.Result {
 	var r verify.Result
-	if msg := decodeResult(d, &r, &r.InstanceID); msg != "" {
+	if msg := d.Decode(&r, &r.InstanceID); msg != "" {
 		return verify.Result{InstanceID: d.Item, Error: msg, Infra: true}
 	}
 	return r

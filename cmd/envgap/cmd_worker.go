@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/envgap/envgap/data"
-	"github.com/envgap/envgap/data/catalog"
 	"github.com/envgap/envgap/harness/eval"
 	"github.com/envgap/envgap/lib/jobs"
 	"github.com/envgap/envgap/verify"
@@ -59,25 +56,20 @@ func runWorker(c *cobra.Command, f *factory, opts *workerOptions) error {
 	if err != nil {
 		return err
 	}
-	plan := q.Plan()
-	newWork, ok := slurmCommands[plan.Command]
-	if !ok {
-		return fmt.Errorf("work folder %s: this envgap does not know the command %q of the plan", opts.Work, plan.Command)
-	}
-	work := newWork()
-	if err := json.Unmarshal(plan.Args, work); err != nil {
-		return fmt.Errorf("work folder %s: the plan's arguments: %w", opts.Work, err)
+	work, err := slurmKinds.Decode(q.Plan())
+	if err != nil {
+		return fmt.Errorf("work folder %s: %w", opts.Work, err)
 	}
 	owner := jobs.NewOwner(jobs.OwnerLabel(f.Getenv))
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(f.Err, "%s envgap worker %s: %s\n", time.Now().UTC().Format(time.RFC3339), owner, fmt.Sprintf(format, a...))
 	}
-	do, closeFn, err := work.handler(c, f, plan.Items, logf)
+	do, closeFn, err := work.Open(c.Context(), &workerEnv{c: c, f: f}, q.Plan().Items, logf)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	w := &jobs.Worker{Claims: q, Owner: owner, Jobs: work.workers().Jobs, Logf: logf}
+	w := &jobs.Worker{Claims: q, Owner: owner, Jobs: work.ItemsAtOnce(), Logf: logf}
 	if err := w.Serve(c.Context(), do); err != nil {
 		return err
 	}
@@ -85,10 +77,17 @@ func runWorker(c *cobra.Command, f *factory, opts *workerOptions) error {
 	return nil
 }
 
+// workerEnv is what every kind of work opens what it needs with on a worker: the
+// command line (its context, flags and store).
+type workerEnv struct {
+	c *cobra.Command
+	f *factory
+}
+
 // openStage opens this node's engine and registry proxy for a verify-stage command.
-func openStage(c *cobra.Command, f *factory, eng workerEngine, command string, items []string, logf func(string, ...any)) (*verify.Session, verify.Options, error) {
+func openStage(env *workerEnv, eng workerEngine, command string, items []string, logf func(string, ...any)) (*verify.Session, verify.Options, error) {
 	eo := eng.engine()
-	sess, vo, err := eo.open(c, f)
+	sess, vo, err := eo.open(env.c, env.f)
 	if err != nil {
 		return nil, vo, err
 	}
@@ -97,22 +96,22 @@ func openStage(c *cobra.Command, f *factory, eng workerEngine, command string, i
 	return sess, vo, nil
 }
 
-// verifyWork is verify --slurm: each item is a candidate, verified as a local verify does.
+// verifyWork is verify --slurm: each item is a candidate, verified as a local verify does
+// (verify.Stage.VerifyHandler).
 type verifyWork struct {
 	workerEngine
 	Repeat int `json:"repeat,omitempty"`
 }
 
-func (w *verifyWork) command() string       { return "verify" }
-func (w *verifyWork) workers() workerEngine { return w.workerEngine }
+func (w *verifyWork) Command() string { return "verify" }
 
-func (w *verifyWork) handler(c *cobra.Command, f *factory, items []string, logf func(string, ...any)) (jobs.Handler, func(), error) {
-	sess, vo, err := openStage(c, f, w.workerEngine, w.command(), items, logf)
+func (w *verifyWork) Open(_ context.Context, env *workerEnv, items []string, logf func(string, ...any)) (jobs.Handler, func(), error) {
+	sess, vo, err := openStage(env, w.workerEngine, w.Command(), items, logf)
 	if err != nil {
 		return nil, nil, err
 	}
 	vo.Repeat = w.Repeat
-	do, err := verifyHandler(sess.Stage, items, vo)
+	do, err := sess.Stage.VerifyHandler(items, vo)
 	if err != nil {
 		sess.Close()
 		return nil, nil, err
@@ -120,21 +119,21 @@ func (w *verifyWork) handler(c *cobra.Command, f *factory, items []string, logf 
 	return do, func() { sess.Close() }, nil
 }
 
-// recheckWork is recheck --slurm: each item is a task, rechecked on Date.
+// recheckWork is recheck --slurm: each item is a task, rechecked on Date
+// (verify.Stage.RecheckHandler).
 type recheckWork struct {
 	workerEngine
 	Date string `json:"date,omitempty"`
 }
 
-func (w *recheckWork) command() string       { return "recheck" }
-func (w *recheckWork) workers() workerEngine { return w.workerEngine }
+func (w *recheckWork) Command() string { return "recheck" }
 
-func (w *recheckWork) handler(c *cobra.Command, f *factory, items []string, logf func(string, ...any)) (jobs.Handler, func(), error) {
-	sess, vo, err := openStage(c, f, w.workerEngine, w.command(), items, logf)
+func (w *recheckWork) Open(_ context.Context, env *workerEnv, items []string, logf func(string, ...any)) (jobs.Handler, func(), error) {
+	sess, vo, err := openStage(env, w.workerEngine, w.Command(), items, logf)
 	if err != nil {
 		return nil, nil, err
 	}
-	do, err := recheckHandler(sess.Stage, w.Date, vo)
+	do, err := sess.Stage.RecheckHandler(w.Date, vo)
 	if err != nil {
 		sess.Close()
 		return nil, nil, err
@@ -143,17 +142,16 @@ func (w *recheckWork) handler(c *cobra.Command, f *factory, items []string, logf
 }
 
 // evalWork is eval --slurm: each item is a task of the split, its prediction scored as a
-// local eval does.
+// local eval does (eval.ItemHandler).
 type evalWork struct {
 	scoringWork
 	Pred string `json:"pred,omitempty"`
 }
 
-func (w *evalWork) command() string { return "eval" }
+func (w *evalWork) Command() string { return "eval" }
 
-// handler scores one task's prediction, as a local eval does.
-func (args *evalWork) handler(c *cobra.Command, f *factory, _ []string, logf func(string, ...any)) (jobs.Handler, func(), error) {
-	tasks, taskByID, err := args.tasks(f)
+func (args *evalWork) Open(_ context.Context, env *workerEnv, _ []string, logf func(string, ...any)) (jobs.Handler, func(), error) {
+	tasks, taskByID, err := args.tasks(env.f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -167,66 +165,9 @@ func (args *evalWork) handler(c *cobra.Command, f *factory, _ []string, logf fun
 	if err != nil {
 		return nil, nil, err
 	}
-	ev, sess, err := args.evaluator(c, f, logf, "eval of %d task(s)", len(tasks))
+	ev, sess, err := args.evaluator(env.c, env.f, logf, "eval of %d task(s)", len(tasks))
 	if err != nil {
 		return nil, nil, err
 	}
-	return func(ctx context.Context, item string) (json.RawMessage, string) {
-		it := evalItem{InstanceID: item}
-		t, ok := taskByID[item]
-		if !ok {
-			it.Error = "the task is not in the split any more"
-		} else {
-			r, cached, err := ev.Score(ctx, t, byID[item])
-			it.Result, it.Cached = r, cached
-			if err != nil {
-				it.Result, it.Error = nil, err.Error()
-			}
-		}
-		b, _ := json.Marshal(it)
-		return b, it.Error
-	}, func() { sess.Close() }, nil
-}
-
-// verifyHandler verifies one candidate of the plan, as a local verify does.
-func verifyHandler(stage *verify.Stage, items []string, vo verify.Options) (jobs.Handler, error) {
-	cands, err := stage.Select(items)
-	if err != nil {
-		return nil, err
-	}
-	byID := make(map[string]catalog.CandidateEntry, len(cands))
-	for _, c := range cands {
-		byID[c.InstanceID] = c
-	}
-	return func(ctx context.Context, item string) (json.RawMessage, string) {
-		res := stage.VerifyOne(ctx, byID[item], vo)
-		b, _ := json.Marshal(res)
-		if res.Infra {
-			return b, res.Error
-		}
-		return b, ""
-	}, nil
-}
-
-// recheckHandler rechecks one task, as a local recheck does.
-func recheckHandler(stage *verify.Stage, date string, vo verify.Options) (jobs.Handler, error) {
-	refs, err := stage.RecheckTasks()
-	if err != nil {
-		return nil, err
-	}
-	byID := make(map[string]data.RefEntry, len(refs))
-	for _, r := range refs {
-		byID[strings.TrimPrefix(r.Name, data.RefTasks)] = r
-	}
-	return func(ctx context.Context, item string) (json.RawMessage, string) {
-		r, ok := byID[item]
-		var res verify.RecheckResult
-		if !ok {
-			res = verify.RecheckResult{InstanceID: item, Error: "the task is no longer in the store"}
-		} else {
-			res = stage.RecheckOne(ctx, r, date, vo)
-		}
-		b, _ := json.Marshal(res)
-		return b, res.Error
-	}, nil
+	return eval.ItemHandler(ev, taskByID, byID), func() { sess.Close() }, nil
 }

@@ -41,7 +41,11 @@
 // CephFS and BeeGFS have them), and clocks that agree to well within the lease (NTP).
 //
 // This package knows nothing of the stages (it is in lib, below them): the caller turns
-// items into work and results.
+// items into work and results. Each stage owns its work: its handler of one item and its
+// item's result (verify.Stage.VerifyHandler and RecheckHandler, eval.ItemHandler and
+// eval.Item, run.ItemHandler and run.Item, study.ItemHandler and study.Item); the
+// command line registers each kind of work (Kind) in a typed registry (Kinds) that a
+// worker decodes its plan with, and reads results back with ItemOf.
 //
 // The leases are the store's claims (data.ClaimDir) in the work folder's items/, under
 // its lock: the same owner (data.Owner: host, pid, process start, so a worker that died on
