@@ -163,10 +163,9 @@ func loadProblemList(opts *crawlLiteOptions, src fs.FS) ([]studylayout.Problem, 
 		}
 		return studylayout.ReadProblems(defaultProblemsFile+" (embedded with envgap's source)", bytes.NewReader(b))
 	}
-	fh, err := os.Open(opts.Problems)
-	if err != nil {
+	ps, err := studylayout.ReadProblemsFile(opts.Problems)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 		return nil, fmt.Errorf("problem list: %w", err)
 	}
-	defer fh.Close()
-	return studylayout.ReadProblems(opts.Problems, fh)
+	return ps, err
 }

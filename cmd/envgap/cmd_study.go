@@ -392,13 +392,7 @@ func runStudyRun(c *cobra.Command, f *factory, opts *studyRunOptions) error {
 		return err
 	}
 	if all == nil { // the study folder's own problems.json
-		fh, err := os.Open(filepath.Join(opts.Out, studylayout.ProblemsFile))
-		if err != nil {
-			return err
-		}
-		all, err = studylayout.ReadProblems(fh.Name(), fh)
-		fh.Close()
-		if err != nil {
+		if all, err = studylayout.ReadProblemsFile(filepath.Join(opts.Out, studylayout.ProblemsFile)); err != nil {
 			return err
 		}
 	}

@@ -52,16 +52,11 @@ func Import(study string, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("study %s is not a folder", study)
 	}
 	lists := [][]studylayout.Problem{opts.Problems}
-	if f, err := os.Open(filepath.Join(study, studylayout.ProblemsFile)); err == nil {
-		ps, err := studylayout.ReadProblems(filepath.Join(study, studylayout.ProblemsFile), f)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		lists = append(lists, ps)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("study: %w", err)
+	own, err := studylayout.StudyProblems(study)
+	if err != nil {
+		return nil, err
 	}
+	lists = append(lists, own)
 	problems := studylayout.IndexProblems(lists...)
 	if len(problems) == 0 {
 		return nil, fmt.Errorf("study %s: no problem list: pass the study's problem list (data/problems.json) or put %s in the study", study, studylayout.ProblemsFile)

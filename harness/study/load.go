@@ -120,16 +120,11 @@ func Load(ctx context.Context, dir string, opts LoadOptions) (*Study, error) {
 		return nil, fmt.Errorf("study %s is not a folder", dir)
 	}
 	lists := [][]studylayout.Problem{opts.Problems}
-	if f, err := os.Open(filepath.Join(dir, studylayout.ProblemsFile)); err == nil {
-		ps, err := studylayout.ReadProblems(filepath.Join(dir, studylayout.ProblemsFile), f)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		lists = append(lists, ps)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("study: %w", err)
+	own, err := studylayout.StudyProblems(dir)
+	if err != nil {
+		return nil, err
 	}
+	lists = append(lists, own)
 	s := &Study{Dir: dir, Problems: studylayout.IndexProblems(lists...), Paper: opts.Paper}
 	refs, rejects, err := studylayout.List(dir)
 	if err != nil {

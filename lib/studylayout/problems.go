@@ -2,8 +2,12 @@ package studylayout
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -24,6 +28,31 @@ type Problem struct {
 	// task needs nothing beyond the standard library (the paper's Section 6.5 set, for
 	// UDR). Absent: not marked.
 	StdlibSufficient []string `json:"stdlib_sufficient,omitempty"`
+}
+
+// ReadProblemsFile reads the problem list at path (ReadProblems, named by the path); an
+// error opening it is returned as it is (an *fs.PathError).
+func ReadProblemsFile(path string) ([]Problem, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadProblems(path, f)
+}
+
+// StudyProblems reads a study folder's own problem list (its ProblemsFile): nil when it
+// has none.
+func StudyProblems(dir string) ([]Problem, error) {
+	ps, err := ReadProblemsFile(filepath.Join(dir, ProblemsFile))
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case errors.As(err, &pe):
+		return nil, fmt.Errorf("study: %w", err)
+	}
+	return ps, err
 }
 
 // ReadProblems reads a JSON array of problems and checks it: numbers positive and unique,
