@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/envgap/envgap/data/catalog"
@@ -41,28 +42,26 @@ func runAdmit(f *factory) error {
 	if err != nil {
 		return err
 	}
-	if f.Global.JSON {
-		if err := f.printJSON(rep); err != nil {
-			return err
-		}
-	} else {
+	if err := f.output(rep, func(w io.Writer) {
 		for _, a := range rep.Admissions {
 			switch a.Action {
 			case export.ActionAdmitted:
-				fmt.Fprintf(f.Out, "admitted  %s (%s)\n", a.InstanceID, a.Kind)
+				fmt.Fprintf(w, "admitted  %s (%s)\n", a.InstanceID, a.Kind)
 			case export.ActionUpdated:
-				fmt.Fprintf(f.Out, "updated   %s (%s): changed %s; the previous row %s stays in the store\n", a.InstanceID, a.Kind, strings.Join(a.Changed, ", "), a.Previous.Short())
+				fmt.Fprintf(w, "updated   %s (%s): changed %s; the previous row %s stays in the store\n", a.InstanceID, a.Kind, strings.Join(a.Changed, ", "), a.Previous.Short())
 			case export.ActionRefused:
-				fmt.Fprintf(f.Out, "refused   %s (%s):\n", a.InstanceID, a.Kind)
+				fmt.Fprintf(w, "refused   %s (%s):\n", a.InstanceID, a.Kind)
 				for _, p := range a.Problems {
-					fmt.Fprintf(f.Out, "            %s\n", p)
+					fmt.Fprintf(w, "            %s\n", p)
 				}
 			default:
 				f.logf("unchanged %s", a.InstanceID)
 			}
 		}
-		fmt.Fprintf(f.Out, "%d admitted, %d updated, %d unchanged, %d refused; %d candidates have no verdict that admits them\n",
+		fmt.Fprintf(w, "%d admitted, %d updated, %d unchanged, %d refused; %d candidates have no verdict that admits them\n",
 			rep.Admitted, rep.Updated, rep.Unchanged, rep.Refused, rep.Waiting)
+	}); err != nil {
+		return err
 	}
 	if rep.Refused > 0 {
 		return partialError{fmt.Errorf("admit: %d candidate(s) refused (listed above); the others were admitted", rep.Refused)}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/envgap/envgap/lib/studylayout"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -102,22 +103,18 @@ func runCrawlLite(f *factory, opts *crawlLiteOptions) error {
 		}
 		rep.Ref, rep.Set, rep.Stored, rep.New, rep.Same = added.Ref, added.Set, added.Count, added.New, added.Unchanged
 	}
-	if f.Global.JSON {
-		if err := f.printJSON(rep); err != nil {
-			return err
-		}
-	} else {
+	if err := f.output(rep, func(w io.Writer) {
 		switch {
 		case rep.Stored == 0:
-			fmt.Fprintf(f.Out, "no project of %s could be imported; nothing was stored\n", opts.Study)
+			fmt.Fprintf(w, "no project of %s could be imported; nothing was stored\n", opts.Study)
 		case rep.Same:
-			fmt.Fprintf(f.Out, "unchanged: the %d candidates of %s are already in the store (%s)\n", rep.Stored, opts.Study, rep.Ref)
+			fmt.Fprintf(w, "unchanged: the %d candidates of %s are already in the store (%s)\n", rep.Stored, opts.Study, rep.Ref)
 		default:
-			fmt.Fprintf(f.Out, "imported %d candidates (%d new) from %s as %s\n", rep.Stored, rep.New, opts.Study, rep.Ref)
+			fmt.Fprintf(w, "imported %d candidates (%d new) from %s as %s\n", rep.Stored, rep.New, opts.Study, rep.Ref)
 		}
 		for _, o := range schemas.Outcomes {
 			if n := rep.Outcomes[o]; n > 0 {
-				fmt.Fprintf(f.Out, "  %-17s %d\n", o, n)
+				fmt.Fprintf(w, "  %-17s %d\n", o, n)
 			}
 		}
 		if f.Global.Verbose {
@@ -126,7 +123,7 @@ func runCrawlLite(f *factory, opts *crawlLiteOptions) error {
 			}
 		}
 		if n := len(res.NotListed); n > 0 {
-			fmt.Fprintf(f.Out, "  not listed: %d project(s) of extra runs (trial 2 and later) whose repair had no environment part\n", n)
+			fmt.Fprintf(w, "  not listed: %d project(s) of extra runs (trial 2 and later) whose repair had no environment part\n", n)
 			if f.Global.Verbose {
 				for _, r := range res.NotListed {
 					fmt.Fprintf(f.Err, "%s: %s\n", r.Ref, r.Reason)
@@ -134,11 +131,13 @@ func runCrawlLite(f *factory, opts *crawlLiteOptions) error {
 			}
 		}
 		if len(res.Rejects) > 0 {
-			fmt.Fprintf(f.Out, "not imported (%d):\n", len(res.Rejects))
+			fmt.Fprintf(w, "not imported (%d):\n", len(res.Rejects))
 			for _, r := range res.Rejects {
-				fmt.Fprintf(f.Out, "  %s: %s\n", r.Ref, r.Reason)
+				fmt.Fprintf(w, "  %s: %s\n", r.Ref, r.Reason)
 			}
 		}
+	}); err != nil {
+		return err
 	}
 	if len(res.Candidates) == 0 {
 		return errors.New("crawl lite: no candidates")

@@ -307,26 +307,24 @@ func printScored(f *factory, dir string, sc *eval.Scored, err error) error {
 		return err
 	}
 	sum := sc.Summary
-	if f.Global.JSON {
-		if err := f.printJSON(sum); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(f.Out, "%s on %s (%d tasks, corpus %s): %d scored, %d excluded (listed, not scored); resolved %d, unresolved %d, rejected %d, leaked %d; %d trajectories not inspected\n",
+	if err := f.output(sum, func(w io.Writer) {
+		fmt.Fprintf(w, "%s on %s (%d tasks, corpus %s): %d scored, %d excluded (listed, not scored); resolved %d, unresolved %d, rejected %d, leaked %d; %d trajectories not inspected\n",
 			sum.Agent, sum.Split, sum.Tasks, sum.CorpusID, sum.Scored, len(sum.ExcludedIDs), len(sum.ResolvedIDs), len(sum.UnresolvedIDs), len(sum.RejectedIDs), len(sum.LeakedIDs), len(sum.NotInspectedIDs))
 		if sc.SetAside > 0 {
-			fmt.Fprintf(f.Out, "%d prediction(s) of the release's tasks outside split %s set aside, not scored\n", sc.SetAside, sum.Split)
+			fmt.Fprintf(w, "%d prediction(s) of the release's tasks outside split %s set aside, not scored\n", sc.SetAside, sum.Split)
 		}
 		if sum.Subset != nil {
-			fmt.Fprintf(f.Out, "SUBSET, not a leaderboard entry (%s): corpus %s is the subset's own\n", sum.Subset.Label(sum.Tasks), sum.CorpusID)
+			fmt.Fprintf(w, "SUBSET, not a leaderboard entry (%s): corpus %s is the subset's own\n", sum.Subset.Label(sum.Tasks), sum.CorpusID)
 		}
-		fmt.Fprintf(f.Out, "%d scored now, %d reused from the store; results in %s (envgap report %s)\n", sum.Ran, sum.Reused, dir, dir)
+		fmt.Fprintf(w, "%d scored now, %d reused from the store; results in %s (envgap report %s)\n", sum.Ran, sum.Reused, dir, dir)
 		for _, x := range sum.Faults {
-			fmt.Fprintf(f.Out, "  %s: no result: %s\n", x.InstanceID, x.Error)
+			fmt.Fprintf(w, "  %s: no result: %s\n", x.InstanceID, x.Error)
 		}
 		if ids, reason := eval.SafeInstallNotMeasured(sc.Results); len(ids) > 0 {
-			fmt.Fprintf(f.Out, "safe install not measured for %d task(s) (%s): %s\n", len(ids), strings.Join(ids, ", "), reason)
+			fmt.Fprintf(w, "safe install not measured for %d task(s) (%s): %s\n", len(ids), strings.Join(ids, ", "), reason)
 		}
+	}); err != nil {
+		return err
 	}
 	if err != nil {
 		return err

@@ -102,18 +102,16 @@ func runHarborCheck(ctx context.Context, f *factory, src string, opts *harborChe
 	if err != nil {
 		return err
 	}
-	if f.Global.JSON {
-		if err := f.printJSON(rep); err != nil {
-			return err
-		}
-	} else {
-		rep.WriteTable(f.Out)
+	if err := f.output(rep, func(w io.Writer) {
+		rep.WriteTable(w)
 		switch {
 		case rep.OK() && opts.NoTrials:
-			fmt.Fprintf(f.Out, "%d tasks: every structural check passed (no trials run)\n", rep.Tasks)
+			fmt.Fprintf(w, "%d tasks: every structural check passed (no trials run)\n", rep.Tasks)
 		case rep.OK():
-			fmt.Fprintf(f.Out, "%d tasks: every check passed and every trial got the reward it should\n", rep.Tasks)
+			fmt.Fprintf(w, "%d tasks: every check passed and every trial got the reward it should\n", rep.Tasks)
 		}
+	}); err != nil {
+		return err
 	}
 	if !rep.OK() {
 		return damageError{fmt.Errorf("harbor check: %s: a task failed a check or a trial disagrees", src)}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path"
@@ -103,27 +104,25 @@ func runHarnessCheck(f *factory, opts *hubCheckOptions) error {
 	if err != nil {
 		return err
 	}
-	if f.Global.JSON {
-		if err := f.printJSON(res); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(f.Out, "%s: corpus id %s, %d tasks, %d source files\n", res.Zip, res.CorpusID, res.Tasks, res.SourceFiles)
+	if err := f.output(res, func(w io.Writer) {
+		fmt.Fprintf(w, "%s: corpus id %s, %d tasks, %d source files\n", res.Zip, res.CorpusID, res.Tasks, res.SourceFiles)
 		if res.ManifestCorpusID != res.CorpusID {
-			fmt.Fprintf(f.Out, "its manifest (%s) says corpus id %s: the task rows were changed after the zip was made\n", release.HarnessManifestPath, res.ManifestCorpusID)
+			fmt.Fprintf(w, "its manifest (%s) says corpus id %s: the task rows were changed after the zip was made\n", release.HarnessManifestPath, res.ManifestCorpusID)
 		}
 		if res.Against != "" {
-			fmt.Fprintf(f.Out, "%s: corpus id %s\n", res.Against, res.AgainstCorpusID)
+			fmt.Fprintf(w, "%s: corpus id %s\n", res.Against, res.AgainstCorpusID)
 		}
 		if res.Expected != res.AgainstCorpusID {
-			fmt.Fprintf(f.Out, "expected corpus id %s\n", res.Expected)
+			fmt.Fprintf(w, "expected corpus id %s\n", res.Expected)
 		}
 		if res.Diff != nil {
 			printTaskDiff(f, res.Diff, "only in the zip", "only in the folder")
 		}
 		if res.Same {
-			fmt.Fprintf(f.Out, "the harness's copy of the tasks has the release's corpus id %s\n", res.CorpusID)
+			fmt.Fprintf(w, "the harness's copy of the tasks has the release's corpus id %s\n", res.CorpusID)
 		}
+	}); err != nil {
+		return err
 	}
 	if !res.Same {
 		return damageError{fmt.Errorf("hf check: the harness's tasks (corpus id %s) are not the release's (%s)", res.CorpusID, strings.Join(uniqueIDs(res.Expected, res.AgainstCorpusID), ", "))}
@@ -136,19 +135,17 @@ func runHubCheck(f *factory, opts *hubCheckOptions) error {
 	if err != nil {
 		return err
 	}
-	if f.Global.JSON {
-		if err := f.printJSON(d); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(f.Out, "%s: corpus id %s, %d tasks\n%s: corpus id %s, %d tasks\n", d.Release, d.ReleaseID, d.ReleaseTasks, d.Against, d.AgainstID, d.AgainstTasks)
+	if err := f.output(d, func(w io.Writer) {
+		fmt.Fprintf(w, "%s: corpus id %s, %d tasks\n%s: corpus id %s, %d tasks\n", d.Release, d.ReleaseID, d.ReleaseTasks, d.Against, d.AgainstID, d.AgainstTasks)
 		printTaskDiff(f, d, "added", "removed")
 		for _, p := range d.ConfigProblems {
-			fmt.Fprintf(f.Out, "config   %s\n", p)
+			fmt.Fprintf(w, "config   %s\n", p)
 		}
 		if d.Same {
-			fmt.Fprintln(f.Out, "same task set")
+			fmt.Fprintln(w, "same task set")
 		}
+	}); err != nil {
+		return err
 	}
 	if !d.Same {
 		return damageError{fmt.Errorf("hub check: the releases differ (%d added, %d removed, %d changed, %d config problems)", len(d.Added), len(d.Removed), len(d.Changed), len(d.ConfigProblems))}
@@ -317,17 +314,15 @@ func runHarborTie(f *factory, opts *hubCheckOptions) error {
 	if err != nil {
 		return err
 	}
-	if f.Global.JSON {
-		if err := f.printJSON(map[string]any{"release": opts.Release, "against": against, "corpus_id": id, "problems": ps}); err != nil {
-			return err
-		}
-	} else {
+	if err := f.output(map[string]any{"release": opts.Release, "against": against, "corpus_id": id, "problems": ps}, func(w io.Writer) {
 		for _, p := range ps {
-			fmt.Fprintf(f.Out, "FAIL %s\n", p)
+			fmt.Fprintf(w, "FAIL %s\n", p)
 		}
 		if len(ps) == 0 {
-			fmt.Fprintf(f.Out, "%s: the rows are the tasks of %s (corpus id %s) that are not excluded from scoring\n", opts.Release, against, id)
+			fmt.Fprintf(w, "%s: the rows are the tasks of %s (corpus id %s) that are not excluded from scoring\n", opts.Release, against, id)
 		}
+	}); err != nil {
+		return err
 	}
 	if len(ps) > 0 {
 		return damageError{fmt.Errorf("hf check: %s is not the Harbor form of %s (corpus id %s)", opts.Release, against, id)}

@@ -118,16 +118,14 @@ func runPropose(c *cobra.Command, f *factory, opts *proposeOptions) error {
 	if rep == nil {
 		return err
 	}
-	if f.Global.JSON {
-		if perr := f.printJSON(rep); perr != nil {
-			return perr
-		}
-	} else {
-		fmt.Fprintf(f.Out, "asked for %d fixes: %d proposed, %d refused, %d unchanged (not asked again), %d failed\n",
+	if err := f.output(rep, func(w io.Writer) {
+		fmt.Fprintf(w, "asked for %d fixes: %d proposed, %d refused, %d unchanged (not asked again), %d failed\n",
 			len(rep.Results), rep.Proposed, rep.Refused, rep.Cached, rep.Failed)
 		if rep.Proposed+rep.Cached > rep.Refused {
-			fmt.Fprintln(f.Out, "next: envgap verify checks the proposals; envgap admit turns the verified ones into tasks")
+			fmt.Fprintln(w, "next: envgap verify checks the proposals; envgap admit turns the verified ones into tasks")
 		}
+	}); err != nil {
+		return err
 	}
 	if err != nil {
 		return err

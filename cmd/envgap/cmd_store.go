@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 )
@@ -37,18 +38,16 @@ func runFsck(c *cobra.Command, f *factory) error {
 	if err != nil {
 		return err
 	}
-	if f.Global.JSON {
-		if err := f.printJSON(rep); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(f.Out, "checked %d objects (%d bytes), %d refs, %d memo entries\n", rep.Objects, rep.Bytes, rep.Refs, rep.Memos)
+	if err := f.output(rep, func(w io.Writer) {
+		fmt.Fprintf(w, "checked %d objects (%d bytes), %d refs, %d memo entries\n", rep.Objects, rep.Bytes, rep.Refs, rep.Memos)
 		for _, d := range rep.Damage {
-			fmt.Fprintln(f.Out, d.String())
+			fmt.Fprintln(w, d.String())
 		}
 		if len(rep.TempFiles) > 0 {
-			fmt.Fprintf(f.Out, "%d temp file(s) left by interrupted writes under %s/tmp (safe to remove)\n", len(rep.TempFiles), st.Dir())
+			fmt.Fprintf(w, "%d temp file(s) left by interrupted writes under %s/tmp (safe to remove)\n", len(rep.TempFiles), st.Dir())
 		}
+	}); err != nil {
+		return err
 	}
 	if !rep.Clean() {
 		return damageError{fmt.Errorf("store %s: %d problem(s) found", st.Dir(), len(rep.Damage))}

@@ -450,15 +450,13 @@ func runStudyRun(c *cobra.Command, f *factory, opts *studyRunOptions) error {
 		res, err = study.Run(c.Context(), o)
 	}
 	if res != nil {
-		if f.Global.JSON {
-			if err := f.printJSON(res); err != nil {
-				return err
-			}
-		} else {
-			fmt.Fprintf(f.Out, "study run: %d project(s) written to %s, %d done earlier, %d not recorded\n", res.Done, opts.Out, res.Skipped, len(res.Failed))
+		if err := f.output(res, func(w io.Writer) {
+			fmt.Fprintf(w, "study run: %d project(s) written to %s, %d done earlier, %d not recorded\n", res.Done, opts.Out, res.Skipped, len(res.Failed))
 			for _, fl := range res.Failed {
-				fmt.Fprintf(f.Out, "  %s\n", fl)
+				fmt.Fprintf(w, "  %s\n", fl)
 			}
+		}); err != nil {
+			return err
 		}
 	}
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -150,19 +151,17 @@ func runVerify(c *cobra.Command, f *factory, opts *verifyOptions) error {
 // verifyReport prints a verify run's report and returns its error (exit code).
 func (f *factory) verifyReport(rep *verify.Report, err error) error {
 	if rep != nil {
-		if f.Global.JSON {
-			if perr := f.printJSON(rep); perr != nil {
-				return perr
-			}
-		} else {
-			fmt.Fprintf(f.Out, "verified %d candidates: %d run, %d unchanged (not run), %d failed\n", len(rep.Results), rep.Ran, rep.Cached, rep.Failed)
+		if err := f.output(rep, func(w io.Writer) {
+			fmt.Fprintf(w, "verified %d candidates: %d run, %d unchanged (not run), %d failed\n", len(rep.Results), rep.Ran, rep.Cached, rep.Failed)
 			for _, r := range rep.Results {
 				if r.Error != "" {
-					fmt.Fprintf(f.Out, "  %s: no verdict: %s\n", r.InstanceID, r.Error)
+					fmt.Fprintf(w, "  %s: no verdict: %s\n", r.InstanceID, r.Error)
 				} else if f.Global.Verbose {
-					fmt.Fprintf(f.Out, "  %s: %s (%s): %s\n", r.InstanceID, r.Outcome, r.Stability, r.Reason)
+					fmt.Fprintf(w, "  %s: %s (%s): %s\n", r.InstanceID, r.Outcome, r.Stability, r.Reason)
 				}
 			}
+		}); err != nil {
+			return err
 		}
 	}
 	if err != nil {

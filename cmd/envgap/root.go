@@ -65,6 +65,16 @@ func (f *factory) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
+// output prints a command's result: v as JSON with --json, else the text form that text
+// writes to w (lines, a table). Every command prints its result through it.
+func (f *factory) output(v any, text func(w io.Writer)) error {
+	if f.Global.JSON {
+		return f.printJSON(v)
+	}
+	text(f.Out)
+	return nil
+}
+
 // logf prints progress to stderr when -v is set.
 func (f *factory) logf(format string, args ...any) {
 	if f.Global.Verbose {
