@@ -24,7 +24,7 @@ Adding the same file again changes nothing and says so.`,
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.File = args[0]
-			return runAdd(f, opts)
+			return f.run(c, opts, func() error { return runAdd(f, opts) })
 		},
 	}
 }

@@ -39,7 +39,7 @@ calls after 30 s, so an engine that stops answering ends the command with an err
 			if opts.Local && opts.Production {
 				return usageError{fmt.Errorf("--local and --production exclude each other")}
 			}
-			return runBuildImages(c, f, opts)
+			return f.run(c, opts, func() error { return runBuildImages(c, f, opts) })
 		},
 	}
 	c.Flags().StringVar(&opts.Base, "base", "", "base image (default "+images.ProductionBase+", else "+images.LocalBase+")")

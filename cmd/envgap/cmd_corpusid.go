@@ -29,7 +29,7 @@ any task does (exclusions included). Without an argument: the store's task set.`
 			if len(args) == 1 {
 				opts.Path = args[0]
 			}
-			return runCorpusID(f, opts)
+			return f.run(c, opts, func() error { return runCorpusID(f, opts) })
 		},
 	}
 }

@@ -71,7 +71,7 @@ is malformed (every bad line is listed; nothing was crawled).`,
 			if opts.CrawlID == "" || opts.Repos == "" {
 				return usageError{fmt.Errorf("--crawl-id and --repos are required (see envgap crawl %s --help)", kind)}
 			}
-			return runCrawlGitHub(c.Context(), f, opts)
+			return f.run(c, opts, func() error { return runCrawlGitHub(c.Context(), f, opts) })
 		},
 	}
 	c.Flags().StringVar(&opts.CrawlID, "crawl-id", "", "name of this crawl (letters, digits, . _ -)")

@@ -49,7 +49,7 @@ envgap (` + defaultProblemsFile + ` of its source).`,
 			if opts.Study == "" {
 				return usageError{errors.New("--study DIR is required (see envgap crawl lite --help)")}
 			}
-			return runCrawlLite(f, opts)
+			return f.run(c, opts, func() error { return runCrawlLite(f, opts) })
 		},
 	}
 	c.Flags().StringVar(&opts.Study, "study", "", "the study folder")

@@ -36,7 +36,7 @@ changes nothing. --kind defaults to the task's own (control when is_control).`,
 			if opts.Kind != "" && schemas.TaskKind(opts.Kind) != schemas.TaskRepair && schemas.TaskKind(opts.Kind) != schemas.TaskControl {
 				return usageError{fmt.Errorf("--kind %q: want repair or control", opts.Kind)}
 			}
-			return runExclude(f, opts)
+			return f.run(c, opts, func() error { return runExclude(f, opts) })
 		},
 	}
 	c.Flags().StringVar(&opts.Reason, "reason", "", "why the task cannot be scored (one line; shown in the card)")

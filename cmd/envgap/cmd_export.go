@@ -65,7 +65,7 @@ format) and harbor/dataset.toml, and the card a section on running EnvGap in Har
 			if opts.Out == "" {
 				return usageError{fmt.Errorf("--out is required")}
 			}
-			return runExport(c.Context(), f, opts)
+			return f.run(c, opts, func() error { return runExport(c.Context(), f, opts) })
 		},
 	}
 	c.Flags().StringVar(&opts.Out, "out", "", "the export folder")

@@ -64,7 +64,7 @@ machine's Go. Exit code 5 when a task fails a check or a trial disagrees.`,
 		Example: "  envgap harbor check release/harbor/tasks.parquet\n  envgap harbor check tasks/envgap__acme__stats-1 --change my-fix/",
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return runHarborCheck(c.Context(), f, args[0], opts)
+			return f.run(c, opts, func() error { return runHarborCheck(c.Context(), f, args[0], opts) })
 		},
 	}
 	check.Flags().StringVar(&opts.CorpusID, "corpus-id", "", "the corpus id every task's metadata must carry")

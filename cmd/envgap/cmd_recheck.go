@@ -37,10 +37,12 @@ recheck twice changes nothing.`,
 			if err := opts.Slurm.check(c, f, &opts.engineOptions); err != nil {
 				return err
 			}
-			if opts.Slurm.Slurm {
-				return runRecheckSlurm(c, f, opts)
-			}
-			return runRecheck(c, f, opts)
+			return f.run(c, opts, func() error {
+				if opts.Slurm.Slurm {
+					return runRecheckSlurm(c, f, opts)
+				}
+				return runRecheck(c, f, opts)
+			})
 		},
 	}
 	c.Flags().StringVar(&opts.Date, "date", "", "the recheck's date (YYYY-MM-DD or RFC 3339)")

@@ -50,7 +50,7 @@ id, the one envgap eval gives the same selection.`,
 			if opts.Limit < 0 {
 				return usageError{errors.New("--limit must be 0 (every task) or more")}
 			}
-			return runReport(c.Context(), f, opts, dirs)
+			return f.run(c, opts, func() error { return runReport(c.Context(), f, opts, dirs) })
 		},
 	}
 	c.Flags().StringVar(&opts.Chart, "chart", "", "write the resolved-rate chart (PNG) to this file")

@@ -83,7 +83,7 @@ every trial made to work); the report's header says which was used.`,
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Study = args[0]
-			return runStudyReport(c, f, opts)
+			return f.run(c, opts, func() error { return runStudyReport(c, f, opts) })
 		},
 	}
 	c.Flags().StringVar(&opts.Problems, "problems", "", "the problem list (default: the study's problems.json, else "+defaultProblemsFile+")")
@@ -278,7 +278,7 @@ See docs/study.md.`,
 					return err
 				}
 			}
-			return runStudyRun(c, f, opts)
+			return f.run(c, opts, func() error { return runStudyRun(c, f, opts) })
 		},
 	}
 	c.Flags().Var(&opts.Agent, "agent", "the agent: bedrock or openai (envgap's own model agents acting in the box), or a command run in the workspace each turn")

@@ -43,7 +43,7 @@ content or null}}). Nothing is recorded as a verdict.`,
 			default:
 				return usageError{fmt.Errorf("give a candidate ID or --dir DIR, not both")}
 			}
-			return runTry(c, f, opts)
+			return f.run(c, opts, func() error { return runTry(c, f, opts) })
 		},
 	}
 	c.Flags().StringVar(&opts.Fix, "fix", "none", "none, gold, or a prediction file")

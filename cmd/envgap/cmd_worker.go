@@ -38,7 +38,7 @@ lapses, and another worker does them again.`,
 			if opts.Work == "" {
 				return usageError{fmt.Errorf("--work is required")}
 			}
-			return runWorker(c, f, opts)
+			return f.run(c, opts, func() error { return runWorker(c, f, opts) })
 		},
 	}
 	c.Flags().StringVar(&opts.Work, "work", "", "the run's work folder (under the store's work/)")

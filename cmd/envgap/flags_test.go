@@ -84,6 +84,18 @@ func TestFlagHandling(t *testing.T) {
 		{args: []string{"verify", "--jobs", "0"}, usage: "--jobs and --repeat must be at least 1"},
 		{args: []string{"verify", "--workers", "3"}, usage: "--workers needs --slurm"},
 		{args: []string{"verify", "--no-such-flag"}, usage: "unknown flag"},
+		{args: []string{"study", "run", "--agent", "openai", "--model", "org/m 1", "--budget", "2", "--price-in", "1", "--out", "d"}, check: func(o any) string {
+			if r := o.(*studyRunOptions); !r.Agent.IsModel() || r.AgentName != "org-m-1" || r.Budget != 2 || r.PriceIn != 1 || r.MaxTurns != 100 || r.ContextTokens == 0 {
+				return "study run's model agent options"
+			}
+			return ""
+		}, stderr: "does not know the context of model org/m 1"},
+		{args: []string{"recheck", "--date", "2026-01-02"}, check: func(o any) string {
+			if r := o.(*recheckOptions); r.Date != "2026-01-02" || r.Slurm.Slurm {
+				return "recheck options"
+			}
+			return ""
+		}},
 		// The model agents' flags are checked alike by run, propose and study run.
 		{args: []string{"propose", "--agent", "openai"}, usage: "--agent openai needs --model"},
 		{args: []string{"run", "--agent", "bedrock", "--model", "m", "--base-url", "http://127.0.0.1:1/v1", "--split", "lite", "--out", "d"}, usage: "--base-url is for --agent openai"},
