@@ -1,12 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"time"
 
 	"github.com/envgap/envgap/crawl/fakegithub"
 	"github.com/spf13/cobra"
@@ -44,26 +40,10 @@ until interrupted. crawl issues and crawl prs talk to it unchanged:
 			if err != nil {
 				return err
 			}
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return err
-			}
-			api.BaseURL = "http://" + ln.Addr().String()
-			if urlFile != "" {
-				if err := os.WriteFile(urlFile, []byte(api.BaseURL+"\n"), 0o644); err != nil {
-					return err
-				}
-			}
-			fmt.Fprintf(f.Out, "GitHub stand-in for %s (%d repositories) at %s; git at %s/{owner}/{name}.git\n", world, len(w.Repos), api.BaseURL, api.BaseURL)
-			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-			go func() {
-				<-c.Context().Done()
-				srv.Close()
-			}()
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
+			return serveURL(c.Context(), addr, "", urlFile, h, func(base string) {
+				api.BaseURL = base
+				fmt.Fprintf(f.Out, "GitHub stand-in for %s (%d repositories) at %s; git at %s/{owner}/{name}.git\n", world, len(w.Repos), api.BaseURL, api.BaseURL)
+			})
 		},
 	}
 	c.Flags().StringVar(&world, "world", "", "the world's folder (world.json and its files)")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -279,26 +278,9 @@ func newModelServeCommand(f *factory) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return err
-			}
-			base := "http://" + ln.Addr().String() + "/v1"
-			if urlFile != "" {
-				if err := os.WriteFile(urlFile, []byte(base+"\n"), 0o644); err != nil {
-					return err
-				}
-			}
-			fmt.Fprintf(f.Out, "scripted model %q (not a model: it plays %s) at %s\n", s.Model, script, base)
-			srv := &http.Server{Handler: scripted.NewServer(s), ReadHeaderTimeout: 10 * time.Second}
-			go func() {
-				<-c.Context().Done()
-				srv.Close()
-			}()
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
+			return serveURL(c.Context(), addr, "/v1", urlFile, scripted.NewServer(s), func(base string) {
+				fmt.Fprintf(f.Out, "scripted model %q (not a model: it plays %s) at %s\n", s.Model, script, base)
+			})
 		},
 	}
 	c.Flags().StringVar(&script, "script", "", "the script (lib/agent/model/scripted)")
