@@ -60,7 +60,7 @@ func cardArgs(line string) []string {
 // them, in the harness zip unzipped inside the Hub folder (as the card says: unzip, cd
 // envgap-source): hf check, the two eval lines on one predictions file (the gold fixes
 // of every task), report, the leaderboard's run line (the bedrock agent swapped for the
-// built-in agent on a scripted model, reported|repaired made reported), a split with no
+// model agent on a scripted model, reported|repaired made reported), a split with no
 // task (exit 3, naming where it looked), a subset with its own corpus id, and site with
 // the report's folder arguments. Only the test world's offline registries and git are
 // added to the scoring commands; the store is the checkout's default. build-images is not
@@ -135,7 +135,7 @@ func TestCardCommandsInHarness(t *testing.T) {
 		t.Errorf("%s: %v\n%s", reports[0], err, md)
 	}
 
-	// The leaderboard's run line, on the built-in agent with a scripted model that
+	// The leaderboard's run line, on the model agent with a scripted model that
 	// changes nothing: the control stays working. --out is the default.
 	base := serveScript(t, `{"model":"scripted-card","conversations":[{"match":"","turns":[{"tool_calls":[{"name":"finish","input":{}}],"usage":{"input_tokens":10,"output_tokens":1}}]}]}`)
 	line := strings.Replace(strings.Replace(runLine, "--agent bedrock --model <model>", "--agent openai --base-url "+base+" --model scripted-card", 1), "reported|repaired", "reported", 1)

@@ -66,7 +66,7 @@ With --slurm, each task's runs are one item of a Slurm job array (docs/slurm.md)
 workers run the same agent with the same flags on their nodes, writing into --out, which
 must be on a filesystem every node mounts.
 
-Tasks, --ids, --limit and the default --out (results/<agent>-<split>, the built-in agents
+Tasks, --ids, --limit and the default --out (results/<agent>-<split>, the model agents
 as <agent>-<model>) are as for envgap eval.`,
 		Example: "  envgap run --agent bedrock --model MODEL --split reported --k 1 --max-attempts 5 --out results/bedrock\n  envgap run --agent openai --base-url http://127.0.0.1:8000/v1 --model qwen --split full --out results/qwen\n  envgap run --agent noop --split full --tasks hub/ --out results/noop\n  envgap --store /shared/envgap/store run --agent openai --model M --base-url URL --split full --out /shared/results/m --slurm --workers 8\n  envgap run --agent 'my-agent --model m' --split repaired --k 1 --max-attempts 5 --out results/my-agent-repaired\n  envgap run --agent 'my-agent' --agent-image my-agent:py --allow-host api.example.com --split full --out results/my-agent",
 		Args:    func(c *cobra.Command, args []string) error { return opts.Slurm.args(c, args) },

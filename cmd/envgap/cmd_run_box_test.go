@@ -141,7 +141,7 @@ echo '[{"action": "edit requirements.txt"}]' > "$ENVGAP_TRAJECTORY_FILE"`
 	}
 
 	// Refused before any container: an image not built on the task's evaluation image,
-	// --allow-host without --agent-image, --agent-image with a built-in agent.
+	// --allow-host without --agent-image, --agent-image with a model agent.
 	runs := countRuns(t, store)
 	for _, extra := range [][]string{
 		{"--agent-image", schemas.ImageRef("envgap-javascript-eval")},

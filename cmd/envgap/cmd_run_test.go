@@ -126,7 +126,7 @@ func serveScript(t *testing.T, script string) string {
 	return ts.URL + "/v1"
 }
 
-// The built-in agent: the real loop, the openai provider on a scripted server, every
+// The model agent: the real loop, the openai provider on a scripted server, every
 // action in a box from the task's evaluation image.
 func TestRunModelAgent(t *testing.T) {
 	requireEngine(t, "envgap-python-eval")
@@ -221,7 +221,7 @@ func TestRunModelAgent(t *testing.T) {
 	}
 }
 
-// BenchmarkRunModelAgentFirstRequest measures the time from a built-in agent's attempt
+// BenchmarkRunModelAgentFirstRequest measures the time from a model agent's attempt
 // start (the box opening) to the model's first request, on the scenario's control task.
 func BenchmarkRunModelAgentFirstRequest(b *testing.B) {
 	requireEngine(b, "envgap-python-eval")
@@ -253,7 +253,7 @@ func BenchmarkRunModelAgentFirstRequest(b *testing.B) {
 	b.ReportMetric(float64(total)/float64(i), "first-request-ms")
 }
 
-// run --slurm takes the built-in agents with run's flags: the workers (this binary, on
+// run --slurm takes the model agents with run's flags: the workers (this binary, on
 // the cluster's node) run the same loop against the same scripted server, each action in
 // a box, and the submitter writes the same result folder.
 func TestRunModelAgentSlurm(t *testing.T) {

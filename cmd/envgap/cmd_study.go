@@ -222,7 +222,7 @@ round's error and system packages) and layers.json (D2 and D3 of the run that su
 the layout crawl lite imports and study report reads. A finished project is never run
 again, so an interrupted run resumes; runs are memoised in the store.
 
---agent bedrock|openai --model M: envgap's built-in model agent (lib/agent/loop) acting in
+--agent bedrock|openai --model M: envgap's own model agent (lib/agent/loop) acting in
 the box (a container of the language's clean image on the workspace, with the registry proxy
 and the egress door), one loop attempt per round in one conversation: Gen starts it with the
 prompt, each Repair round continues it with the round's error, verbatim; tools bash,

@@ -218,7 +218,7 @@ func mustAbs(t *testing.T, p string) string {
 	return a
 }
 
-// TestStudyRunModelAgent runs the protocol with the built-in model agent (lib/agent/loop)
+// TestStudyRunModelAgent runs the protocol with the model agent (lib/agent/loop)
 // acting in the box, its model a scripted stand-in served over the OpenAI wire format
 // (the real openai provider talks to it): Gen writes the project with write_file and says
 // how to run it in finish; the project runs in the clean image.
@@ -254,7 +254,7 @@ func TestStudyRunModelAgent(t *testing.T) {
 }
 
 // TestStudyRunDemoModelScript runs the demo's study (scripts/demo.sh) as the demo does:
-// the built-in model agent on the demo's scripted stand-in model
+// the model agent on the demo's scripted stand-in model
 // (data/demo/agents/study-model.json) served over the OpenAI wire format, problems 13 and
 // 48 in Python and JavaScript. The Merkle verifier fails at Gen in both languages and runs
 // after one repair round, which continues Gen's conversation: the repair turns of the

@@ -156,7 +156,7 @@ func TestE2EProposeReportedFix(t *testing.T) {
 	}
 	br := brep.Results[0]
 	if br["error"] != nil || br["refused"] == nil || !strings.Contains(br["refused"].(string), "changes source file index.js") || br["proposal"] == good["proposal"] {
-		t.Fatalf("built-in agent's proposal: %v", br)
+		t.Fatalf("model agent's proposal: %v", br)
 	}
 	var bp schemas.Proposal
 	if d, err := schemas.ParseDigest(br["proposal"].(string)); err != nil {
@@ -165,7 +165,7 @@ func TestE2EProposeReportedFix(t *testing.T) {
 		t.Fatal(err)
 	}
 	if bp.Agent != "openai:scripted-propose" || bp.Run == nil || bp.Run.Turns != 3 || bp.Run.InputTokens != 1050 || bp.CostUSD == nil || bp.Trajectory.IsZero() {
-		t.Errorf("built-in proposal record: agent %q run %+v cost %v trajectory %v", bp.Agent, bp.Run, bp.CostUSD, bp.Trajectory)
+		t.Errorf("model agent's proposal record: agent %q run %+v cost %v trajectory %v", bp.Agent, bp.Run, bp.CostUSD, bp.Trajectory)
 	}
 	// Bad input is refused before anything starts.
 	if _, _, err := runGitHubCLI(t, cliTestToken, "--store", store, "propose", "--agent", "openai"); exitCode(err) != exitUsage {

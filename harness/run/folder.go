@@ -69,15 +69,15 @@ func Folder(ctx context.Context, o FolderOptions) (*eval.Scored, error) {
 	if err != nil {
 		return nil, err
 	}
-	var builtin *agent.ModelAgent
+	var ma *agent.ModelAgent
 	if o.Model != nil {
-		if builtin, err = o.Model(ctx); err != nil {
+		if ma, err = o.Model(ctx); err != nil {
 			return nil, err
 		}
 	}
 	name, command := o.Name, o.Agent.Raw
-	if builtin != nil {
-		command = builtin.Label()
+	if ma != nil {
+		command = ma.Label()
 	}
 	if name == "" {
 		name = filepath.Base(strings.Fields(command)[0])
@@ -124,7 +124,7 @@ func Folder(ctx context.Context, o FolderOptions) (*eval.Scored, error) {
 		defer os.RemoveAll(work)
 	}
 	out, runErr := Run(ctx, tasks, Options{
-		Evaluator: ev, Materialize: o.Materialize, Agent: o.Agent, Model: builtin, Contained: contained, K: o.K,
+		Evaluator: ev, Materialize: o.Materialize, Agent: o.Agent, Model: ma, Contained: contained, K: o.K,
 		MaxAttempts: o.MaxAttempts, AttemptTimeout: o.AttemptTimeout, WorkDir: work, OutDir: o.Out,
 		ReproCommand: o.ReproCommand, Jobs: o.Jobs, Done: done, Progress: o.Progress, CorpusID: meta.CorpusID, Split: o.Split,
 	})

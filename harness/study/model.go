@@ -18,7 +18,7 @@ import (
 	"github.com/envgap/envgap/schemas"
 )
 
-// StudySystem is the system prompt of a built-in model agent in the study: a developer's
+// StudySystem is the system prompt of a model agent in the study: a developer's
 // coding agent asked for a project. The task text is the paper's prompt.
 const StudySystem = `You are a coding agent. Write the complete project the user asks for into your working
 directory (the workspace), with the tools: bash runs a command in a container of the language's
@@ -40,7 +40,7 @@ func StudyTools() []model.Tool {
 	return out
 }
 
-// ModelAgent is a built-in model agent (lib/agent/loop) acting in the box: a container of
+// ModelAgent is a model agent (lib/agent/loop) acting in the box: a container of
 // the language's evaluation image on the workspace, with the registry proxy and the egress
 // door as runs have them. Each turn is one loop attempt in a fresh box; the conversation
 // goes on across rounds as the paper's agents' did: Gen starts it with the prompt, and each
