@@ -2,6 +2,13 @@
 // view, the repro server and Act (one run of an agent command in its workspace). envgap
 // run --agent (harness/run) and envgap propose (verify/propose) both use it.
 //
+// An --agent value is parsed once into a Spec: the built-in agents noop and gold (which
+// check the benchmark itself), an agent command, or one of envgap's own model agents,
+// openai and bedrock (ModelAgent: the loop of lib/agent/loop with a model, one attempt
+// in a box per ActModel; envgap study run drives the same model agent through its own
+// protocol). Boxes are opened and agent images checked through narrow interfaces
+// (BoxOpener, ImageChecker, Boxes), which verify.Stage and core.Core implement.
+//
 // A run directory holds:
 //
 //	workspace/        the project at base_commit and nothing later (Prepare checks it);
