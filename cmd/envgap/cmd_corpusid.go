@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/envgap/envgap/harness/tasks"
 	"github.com/envgap/envgap/schemas"
@@ -57,9 +58,7 @@ func runCorpusID(f *factory, opts *corpusIDOptions) error {
 	if err != nil {
 		return err
 	}
-	if f.Global.JSON {
-		return f.printJSON(map[string]any{"corpus_id": id, "tasks": len(rows)})
-	}
-	fmt.Fprintln(f.Out, id)
-	return nil
+	return f.output(map[string]any{"corpus_id": id, "tasks": len(rows)}, func(w io.Writer) {
+		fmt.Fprintln(w, id)
+	})
 }

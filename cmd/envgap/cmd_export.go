@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/envgap/envgap"
@@ -138,30 +139,28 @@ func runExport(ctx context.Context, f *factory, opts *exportOptions) error {
 	if err != nil {
 		return err
 	}
-	if f.Global.JSON {
-		return f.printJSON(rep)
-	}
-	fmt.Fprintf(f.Out, "exported %d tasks (%d excluded from scoring) and %d candidates to %s\n", rep.Tasks, rep.Excluded, rep.Candidates, rep.Out)
-	for _, c := range rep.Configs {
-		if c.Rows == 0 {
-			fmt.Fprintf(f.Out, "  %-12s %6d rows  no file: left out of the card's configs\n", c.Name, 0)
+	return f.output(rep, func(w io.Writer) {
+		fmt.Fprintf(w, "exported %d tasks (%d excluded from scoring) and %d candidates to %s\n", rep.Tasks, rep.Excluded, rep.Candidates, rep.Out)
+		for _, c := range rep.Configs {
+			if c.Rows == 0 {
+				fmt.Fprintf(w, "  %-12s %6d rows  no file: left out of the card's configs\n", c.Name, 0)
+			}
+			for _, fi := range c.Files {
+				fmt.Fprintf(w, "  %-12s %6d rows  %3d row groups  %10d bytes  %s\n", c.Name, fi.Rows, fi.RowGroups, fi.Bytes, fi.Path)
+			}
 		}
-		for _, fi := range c.Files {
-			fmt.Fprintf(f.Out, "  %-12s %6d rows  %3d row groups  %10d bytes  %s\n", c.Name, fi.Rows, fi.RowGroups, fi.Bytes, fi.Path)
+		for _, fi := range rep.Other {
+			fmt.Fprintf(w, "  %-12s %10d bytes  %s\n", "", fi.Bytes, fi.Path)
 		}
-	}
-	for _, fi := range rep.Other {
-		fmt.Fprintf(f.Out, "  %-12s %10d bytes  %s\n", "", fi.Bytes, fi.Path)
-	}
-	fmt.Fprintf(f.Out, "corpus id %s\n", rep.CorpusID)
-	switch {
-	case rep.Redacted > 0 && rep.CorpusID != rep.StoreCorpusID:
-		fmt.Fprintf(f.Out, "%d reviewed secret(s) were redacted in the published text, so its corpus id differs from the store's (%s)\n", rep.Redacted, rep.StoreCorpusID)
-	case rep.Redacted > 0:
-		fmt.Fprintf(f.Out, "%d reviewed secret(s) were redacted in the published text, none in a task row: the corpus id is the store's\n", rep.Redacted)
-	}
-	if rep.Release != "" {
-		fmt.Fprintf(f.Out, "recorded as %s\n", rep.Release)
-	}
-	return nil
+		fmt.Fprintf(w, "corpus id %s\n", rep.CorpusID)
+		switch {
+		case rep.Redacted > 0 && rep.CorpusID != rep.StoreCorpusID:
+			fmt.Fprintf(w, "%d reviewed secret(s) were redacted in the published text, so its corpus id differs from the store's (%s)\n", rep.Redacted, rep.StoreCorpusID)
+		case rep.Redacted > 0:
+			fmt.Fprintf(w, "%d reviewed secret(s) were redacted in the published text, none in a task row: the corpus id is the store's\n", rep.Redacted)
+		}
+		if rep.Release != "" {
+			fmt.Fprintf(w, "recorded as %s\n", rep.Release)
+		}
+	})
 }
