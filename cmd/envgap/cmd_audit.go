@@ -59,7 +59,9 @@ A registry or advisory error leaves that instance's previous audit in place and 
 command exit with status 4.`,
 		Example: "  envgap audit\n  envgap audit --ids envgap__owner__repo-12 --osv osv-records.jsonl",
 		Args:    exactArgs(0),
-		RunE:    func(c *cobra.Command, args []string) error { return runAudit(c.Context(), f, o) },
+		RunE: func(c *cobra.Command, args []string) error {
+			return f.run(c, o, func() error { return runAudit(c.Context(), f, o) })
+		},
 	}
 	c.Flags().StringSliceVar(&o.IDs, "ids", nil, "instance ids to audit (default: every instance with a verdict)")
 	o.auditUpstreams.addFlags(c)

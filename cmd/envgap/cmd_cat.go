@@ -17,7 +17,9 @@ candidates/add-1a2b3c4d5e6f) or a digest (sha256:<hex>). The content is checked 
 its digest before it is printed.`,
 		Example: "  envgap cat verdicts/envgap__owner__repo-12\n  envgap cat sha256:0123...",
 		Args:    exactArgs(1),
-		RunE:    func(c *cobra.Command, args []string) error { return runCat(f, args[0]) },
+		RunE: func(c *cobra.Command, args []string) error {
+			return f.run(c, args, func() error { return runCat(f, args[0]) })
+		},
 	}
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 
 	"github.com/envgap/envgap/core/registry"
@@ -44,36 +43,7 @@ opened for each container, at the run's cut-off.`,
 		Example: "  envgap registry serve --addr 127.0.0.1:8080\n  pip install --index-url http://127.0.0.1:8080/c/2023-07-30/pypi/simple/ cython",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
-			ro := registry.Options{PyPIUpstream: opts.PyPIUpstream, NPMUpstream: npmRegistryOrWarn(c.Context(), f, opts.NPMUpstream, "--npm-upstream"),
-				Logger: slog.New(slog.NewTextHandler(f.Err, nil)), AnyCutoff: true}
-			if opts.Cutoff != "" {
-				cut, err := schemas.ParseCutoff(opts.Cutoff)
-				if err != nil {
-					return usageError{fmt.Errorf("--cutoff: %w", err)}
-				}
-				ro.Cutoff, ro.AnyCutoff = cut, false
-			}
-			st, err := f.OpenStore()
-			if opts.Cache != "" {
-				st, err = catalog.Open(opts.Cache)
-			}
-			if err != nil {
-				return err
-			}
-			cache := registry.StoreCache{Store: st}
-			ro.Blobs, ro.Refs = cache, cache
-			if d := st.Dir(); d != "" {
-				size := int64(0)
-				if v := os.Getenv(EnvRegistryCacheSize); v != "" {
-					if size, err = registry.ParseSize(v); err != nil {
-						return usageError{fmt.Errorf("$%s: %w", EnvRegistryCacheSize, err)}
-					}
-				}
-				if ro.Blobs, err = registry.OpenDiskBlobCache(filepath.Join(d, "registry-cache"), size); err != nil {
-					return err
-				}
-			}
-			return registry.Serve(c.Context(), opts.Addr, ro)
+			return f.run(c, opts, func() error { return runRegistryServe(c, f, opts) })
 		},
 	}
 	serve.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "listen address")
@@ -83,4 +53,38 @@ opened for each container, at the run's cut-off.`,
 	serve.Flags().StringVar(&opts.Cache, "cache", "", "store directory to cache in instead of --store (a store like every other command opens)")
 	c.AddCommand(serve)
 	return c
+}
+
+// runRegistryServe serves the stand-alone date-limited proxy until the command's context ends.
+func runRegistryServe(c *cobra.Command, f *factory, opts *registryServeOptions) error {
+	ro := registry.Options{PyPIUpstream: opts.PyPIUpstream, NPMUpstream: npmRegistryOrWarn(c.Context(), f, opts.NPMUpstream, "--npm-upstream"),
+		Logger: slog.New(slog.NewTextHandler(f.Err, nil)), AnyCutoff: true}
+	if opts.Cutoff != "" {
+		cut, err := schemas.ParseCutoff(opts.Cutoff)
+		if err != nil {
+			return usageError{fmt.Errorf("--cutoff: %w", err)}
+		}
+		ro.Cutoff, ro.AnyCutoff = cut, false
+	}
+	st, err := f.OpenStore()
+	if opts.Cache != "" {
+		st, err = catalog.Open(opts.Cache)
+	}
+	if err != nil {
+		return err
+	}
+	cache := registry.StoreCache{Store: st}
+	ro.Blobs, ro.Refs = cache, cache
+	if d := st.Dir(); d != "" {
+		size := int64(0)
+		if v := f.Getenv(EnvRegistryCacheSize); v != "" {
+			if size, err = registry.ParseSize(v); err != nil {
+				return usageError{fmt.Errorf("$%s: %w", EnvRegistryCacheSize, err)}
+			}
+		}
+		if ro.Blobs, err = registry.OpenDiskBlobCache(filepath.Join(d, "registry-cache"), size); err != nil {
+			return err
+		}
+	}
+	return registry.Serve(c.Context(), opts.Addr, ro)
 }

@@ -42,7 +42,9 @@ recorded in its session. Prints a table (probe, expected, result) and exits 5 wh
 leaks.`,
 		Example: "  envgap sandbox check\n  envgap sandbox check --json",
 		Args:    exactArgs(0),
-		RunE:    func(c *cobra.Command, args []string) error { return runSandboxCheck(c, f, opts) },
+		RunE: func(c *cobra.Command, args []string) error {
+			return f.run(c, opts, func() error { return runSandboxCheck(c, f, opts) })
+		},
 	}
 	check.Flags().StringVar(&opts.Engine, "engine", "", "Docker Engine API endpoint (default $DOCKER_HOST)")
 	check.Flags().StringVar(&opts.Image, "image", "", "image of the probe containers (default the python evaluation image)")

@@ -40,7 +40,9 @@ decided automatically; every other finding needs a decision in the review file
 while a finding is undecided. Secrets are never printed: matches are shown redacted.`,
 		Example: "  envgap scan\n  envgap scan --json\n  envgap scan decide 3f2a... --false-positive 'the ghp-import package name' --card ghp_import --by alice",
 		Args:    exactArgs(0),
-		RunE:    func(c *cobra.Command, args []string) error { return runScan(c.Context(), f, o) },
+		RunE: func(c *cobra.Command, args []string) error {
+			return f.run(c, o, func() error { return runScan(c.Context(), f, o) })
+		},
 	}
 	c.Flags().StringVar(&o.Review, "review", scan.DefaultReviewFile, "review decisions file (JSON)")
 	c.Flags().IntVar(&o.Workers, "workers", 0, "scanning goroutines (default: number of CPUs)")
@@ -169,7 +171,9 @@ secret by [REDACTED:<rule>] in every export. --card sets the short phrase the da
 card uses for the hit. Run envgap scan again afterwards so the store records it.`,
 		Example: "  envgap scan decide 3f2a... --false-positive 'package name, not a token' --card ghp_import --by alice\n  envgap scan decide 9c0d... --redact --reason 'live token in a CI script' --by alice",
 		Args:    exactArgs(1),
-		RunE:    func(c *cobra.Command, args []string) error { return runScanDecide(f, o, args[0]) },
+		RunE: func(c *cobra.Command, args []string) error {
+			return f.run(c, o, func() error { return runScanDecide(f, o, args[0]) })
+		},
 	}
 	c.Flags().StringVar(&o.Review, "review", scan.DefaultReviewFile, "review decisions file (JSON)")
 	c.Flags().StringVar(&o.FalsePositive, "false-positive", "", "decide false_positive, with this reason")

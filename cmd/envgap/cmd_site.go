@@ -37,7 +37,7 @@ bytes. See docs/site.md.`,
 		Example: "  envgap site --hub out/hub --out site --results results/gold results/noop\n  envgap site --hub out/hub --results results/gold,results/noop --out site\n  envgap site --hub out/hub --out site results/*",
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Results = append(opts.Results, args...)
-			return runSite(f, opts)
+			return f.run(c, opts, func() error { return runSite(f, opts) })
 		},
 	}
 	c.Flags().StringVar(&opts.Hub, "hub", "", "the release's Hub folder (envgap export's output)")

@@ -14,7 +14,9 @@ func newStatusCommand(f *factory) *cobra.Command {
 		Short:   "Show the funnel: candidates by set and outcome, tasks, exclusions",
 		Example: "  envgap status\n  envgap status --json",
 		Args:    exactArgs(0),
-		RunE:    func(c *cobra.Command, args []string) error { return runStatus(f) },
+		RunE: func(c *cobra.Command, args []string) error {
+			return f.run(c, nil, func() error { return runStatus(f) })
+		},
 	}
 }
 

@@ -36,7 +36,7 @@ is named and not copied (exit 4); docs/agents.md describes the mapping.`,
 			if opts.Out == "" {
 				return usageError{errors.New("--out DIR is required: the folder the ATIF files are written to")}
 			}
-			return runTrajectories(f, opts, args[0])
+			return f.run(c, opts, func() error { return runTrajectories(f, opts, args[0]) })
 		},
 	}
 	c.Flags().StringVar(&opts.Format, "format", "atif", "the format to write (atif)")

@@ -105,6 +105,32 @@ func TestFlagHandling(t *testing.T) {
 		{args: []string{"run", "--agent", "my-agent", "--model", "m", "--split", "lite", "--out", "d"}, usage: "--model, --base-url and --region are for --agent openai or bedrock"},
 		{args: []string{"run", "--agent", "gold", "--agent-image", "img", "--split", "lite", "--out", "d"}, usage: "--agent-image is for an agent command, not --agent gold"},
 		{args: []string{"study", "run", "--agent", "openai", "--model", "m", "--agent-image", "img", "--out", "d"}, usage: "--agent-image is for an agent command: --agent openai"},
+		// The commands without checks of their own hand their options over as parsed.
+		{args: []string{"site", "--hub", "h", "--out", "o", "--results", "a,b", "c"}, check: func(o any) string {
+			if s := o.(*siteOptions); s.Hub != "h" || s.Out != "o" || strings.Join(s.Results, " ") != "a b c" {
+				return "site options (--results and arguments together)"
+			}
+			return ""
+		}},
+		{args: []string{"trajectories", "r", "--out", "o"}, check: func(o any) string {
+			if tr := o.(*trajectoriesOptions); tr.Format != "atif" || tr.Out != "o" {
+				return "trajectories options"
+			}
+			return ""
+		}},
+		{args: []string{"trajectories", "r", "--out", "o", "--format", "json"}, usage: "the only format is atif"},
+		{args: []string{"registry", "serve", "--addr", "127.0.0.1:0", "--cutoff", "2020-01-01"}, check: func(o any) string {
+			if r := o.(*registryServeOptions); r.Addr != "127.0.0.1:0" || r.Cutoff != "2020-01-01" {
+				return "registry serve options"
+			}
+			return ""
+		}},
+		{args: []string{"sandbox", "check", "--image", "img"}, check: func(o any) string {
+			if sc := o.(*sandboxCheckOptions); sc.Image != "img" {
+				return "sandbox check options"
+			}
+			return ""
+		}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			opts, stderr, err := parse(t, tc.args...)
