@@ -251,7 +251,7 @@ if [ -d "$OUT/hub" ]; then
 		[ -s "$OUT/model.url" ] && break
 		sleep 0.1
 	done
-	run_stage run --agent openai --base-url "$(head -n 1 "$OUT/model.url")" --model scripted-demo --max-attempts 2 \
+	run_stage run --agent openai --base-url "$(head -n 1 "$OUT/model.url")" --model scripted-demo --max-attempts 2 --jobs 2 \
 		--split full --tasks "$OUT/hub" --out "$OUT/results/scripted" \
 		--git-url-template "$GIT_TMPL" --pypi-upstream "$PYPI_URL" --pypi "${PYPI_URL%/simple/}" --osv data/demo/osv.json
 	kill "$model_pid" 2>/dev/null || true
@@ -289,7 +289,7 @@ done
 # Two trials (Table 5's repeats) and, in Python, a second agent folder on the same script
 # (the cross-agent table and Figure 9), so that the report shows every table and figure.
 run_stage study run --agent openai --base-url "$(head -n 1 "$OUT/study-model.url")" --model scripted-study \
-	--languages python,javascript --only 13,48 --max-repairs 3 --trials 2 --out "$OUT/study" --pypi-upstream "$PYPI_URL"
+	--languages python,javascript --only 13,48 --max-repairs 3 --trials 2 --jobs 2 --out "$OUT/study" --pypi-upstream "$PYPI_URL"
 run_stage study run --agent openai --base-url "$(head -n 1 "$OUT/study-model.url")" --model scripted-study \
 	--agent-name scripted-study-b --languages python --only 13,48 --max-repairs 3 --out "$OUT/study" --pypi-upstream "$PYPI_URL"
 kill "$model_pid" 2>/dev/null || true
