@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/envgap/envgap/data"
@@ -197,12 +198,17 @@ func copyTree(src, dst string) error {
 	})
 }
 
+// copyFile copies one regular file, opened without following a link or blocking on a
+// FIFO (a link or a special file put in its place after the walk saw it is refused).
 func copyFile(src, dst string) error {
-	in, err := os.Open(src)
+	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w (a bundle holds regular files only)", src, err)
 	}
 	defer in.Close()
+	if fi, err := in.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file: a bundle holds regular files only", src)
+	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
