@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -162,4 +164,77 @@ func TestOptions(t *testing.T) {
 	if k, ok := model.KindOf(err); !ok || k != model.Retryable || strings.Contains(err.Error(), "SECRET") {
 		t.Fatalf("unreachable server: %v", err)
 	}
+}
+
+// TestServersThatDiffer: what local servers send differently is taken (arguments as an
+// object, content as a list of parts, no usage, a numeric error code), and what the client
+// sends is the wire format (an assistant message of tool calls only has null content, a
+// tool result its tool_call_id, the tools their JSON Schema).
+func TestServersThatDiffer(t *testing.T) {
+	var got map[string]any
+	answer := `{"choices":[{"message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],
+		"tool_calls":[{"function":{"name":"bash","arguments":{"command":"ls"}}}]},"finish_reason":"stop"}]}`
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" || r.Method != http.MethodPost {
+			http.Error(w, "wrong endpoint", http.StatusNotFound)
+			return
+		}
+		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		io.WriteString(w, answer)
+	}))
+	defer ts.Close()
+	m, err := openai.New(openai.Options{Model: "local", BaseURL: ts.URL + "/v1/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := model.Request{System: "sys", Tools: tools, MaxTokens: 99, Messages: []model.Message{
+		{Role: model.RoleUser, Text: "go"},
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c1", Name: "bash", Input: json.RawMessage(`{"command":"pwd"}`)}}},
+		{Role: model.RoleUser, ToolResults: []model.ToolResult{{CallID: "c1", Content: "/w"}}},
+	}}
+	r, err := m.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Message.Text != "ab" || r.Stop != model.StopToolUse || len(r.Message.ToolCalls) != 1 ||
+		string(r.Message.ToolCalls[0].Input) != `{"command":"ls"}` || r.Message.ToolCalls[0].ID != "call_0" || r.Usage != (model.Usage{}) {
+		t.Fatalf("answer %+v", r)
+	}
+	want := `{"max_tokens":99,"messages":[{"content":"sys","role":"system"},{"content":"go","role":"user"},` +
+		`{"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{\"command\":\"pwd\"}","name":"bash"},"id":"c1","type":"function"}]},` +
+		`{"content":"/w","role":"tool","tool_call_id":"c1"}],"model":"local",` +
+		`"tools":[{"function":{"description":"run","name":"bash","parameters":{"properties":{"command":{"type":"string"}},"type":"object"}},"type":"function"}]}`
+	if b, _ := json.Marshal(got); string(b) != want {
+		t.Fatalf("request\n%s\nwant\n%s", b, want)
+	}
+
+	answer = `{"error":{"message":"The model x does not exist","type":"invalid_request_error","code":404}}`
+	ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, answer)
+	})
+	if _, err := m.Complete(context.Background(), req); !isKind(err, model.UnknownModel) {
+		t.Fatalf("a numeric code and 'does not exist': %v", err)
+	}
+	// An endless answer is cut at the bound and refused, not read into memory whole.
+	ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"choices":[{"message":{"content":"`)
+		chunk := strings.Repeat("x", 1<<20)
+		for i := 0; i < 40; i++ {
+			if _, err := io.WriteString(w, chunk); err != nil {
+				return
+			}
+		}
+	})
+	if _, err := m.Complete(context.Background(), req); !isKind(err, model.Fatal) || !strings.Contains(err.Error(), "MiB") {
+		t.Fatalf("an oversized answer: %v", err)
+	}
+}
+
+func isKind(err error, k model.Kind) bool {
+	got, ok := model.KindOf(err)
+	return ok && got == k
 }
