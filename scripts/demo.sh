@@ -158,10 +158,15 @@ run_stage sandbox check
 pypi_pid=""
 model_pid=""
 github_pid=""
+study_pid=""
 cleanup() {
 	if [ -n "$pypi_pid" ]; then kill "$pypi_pid" 2>/dev/null || true; fi
 	if [ -n "$github_pid" ]; then kill "$github_pid" 2>/dev/null || true; fi
 	if [ -n "$model_pid" ]; then kill "$model_pid" 2>/dev/null || true; fi
+	if [ -n "$study_pid" ]; then
+		kill "$(cat "$OUT/study-lane.pid" 2>/dev/null)" 2>/dev/null || true
+		wait "$study_pid" 2>/dev/null || true
+	fi
 }
 trap cleanup EXIT
 "$OUT/bin/pypiserve" --addr 127.0.0.1:0 >"$OUT/pypiserve.url" 2>"$OUT/pypiserve.log" &
@@ -173,6 +178,79 @@ done
 PYPI_URL=$(head -n 1 "$OUT/pypiserve.url")
 [ -n "$PYPI_URL" ] || { echo "the fixture index did not start: $(cat "$OUT/pypiserve.log")" >&2; exit 1; }
 echo "fixture PyPI index: $PYPI_URL"
+
+# The study lane: the demo study's report and the automated study need nothing of the
+# crawl-to-site lane (their own projects, the same fixture index), so they run beside it, in
+# the background, each line of theirs marked [study]; their rows join the table when both
+# lanes are done. On 2 cores the lanes overlap the one's container steps with the other's
+# waiting (measured: docs/development.md).
+study_lane() {
+	ROWS=()
+	model_pid=""
+	trap 'if [ -n "$model_pid" ]; then kill "$model_pid" 2>/dev/null || true; fi' EXIT
+	trap 'exit 143' TERM
+	# The paper's metrics of the demo study (Table 8): tables, JSON and figures. D2 and D3 of
+	# each project made to work come from running its final state through the core, memoised in
+	# the store (a second report runs nothing).
+	run_stage study report data/demo/study --out "$OUT/study-report" --pypi-upstream "$PYPI_URL" --jobs 2
+	# The protocol automated: envgap's model agent (the real loop, each round in a box of the
+	# language's clean image) on a scripted stand-in model (data/demo/agents/study-model.json:
+	# NOT a model; it plays a recorded conversation per problem and language over the OpenAI
+	# wire format) gets the paper's prompt for two problems in two languages; the projects run
+	# in the clean images, errors go back verbatim in the same conversation and it repairs (the
+	# Merkle verifier, once in each language). The folder it leaves is a study folder like
+	# data/demo/study, imported (into a store of its own, so the demo's release is unchanged)
+	# and reported. (data/demo/agents/study-agent.sh is the same as a command agent.)
+	rm -rf "$OUT/study" "$OUT/study-store"
+	rm -f "$OUT/study-model.url"
+	"$BIN" model-serve --script data/demo/agents/study-model.json --url-file "$OUT/study-model.url" >"$OUT/study-model.log" 2>&1 &
+	model_pid=$!
+	for _ in $(seq 50); do
+		[ -s "$OUT/study-model.url" ] && break
+		sleep 0.1
+	done
+	# Two trials (Table 5's repeats) and, in Python, a second agent folder on the same script
+	# (the cross-agent table and Figure 9), so that the report shows every table and figure.
+	run_stage study run --agent openai --base-url "$(head -n 1 "$OUT/study-model.url")" --model scripted-study \
+		--languages python,javascript --only 13,48 --max-repairs 3 --trials 2 --jobs 2 --out "$OUT/study" --pypi-upstream "$PYPI_URL"
+	run_stage study run --agent openai --base-url "$(head -n 1 "$OUT/study-model.url")" --model scripted-study \
+		--agent-name scripted-study-b --languages python --only 13,48 --max-repairs 3 --out "$OUT/study" --pypi-upstream "$PYPI_URL"
+	kill "$model_pid" 2>/dev/null || true
+	model_pid=""
+	if [ "$failed" -eq 0 ]; then
+		note "envgap crawl lite --study $OUT/study (a store of its own)"
+		"$BIN" --store "$OUT/study-store" crawl lite --study "$OUT/study" || failed=$?
+	fi
+	run_stage study report "$OUT/study" --out "$OUT/study-run-report" --no-engine
+	printf '%s\n' "${ROWS[@]}" >"$OUT/study-lane.rows"
+	return "$failed"
+}
+start_study_lane() {
+	rm -f "$OUT/study-lane.rows" "$OUT/study-lane.rc"
+	(
+		echo "$BASHPID" >"$OUT/study-lane.pid"
+		rc=0
+		study_lane || rc=$?
+		echo "$rc" >"$OUT/study-lane.rc"
+	) 2>&1 | sed -u 's/^/[study] /' &
+	study_pid=$!
+}
+wait_study_lane() {
+	[ -n "$study_pid" ] || return 0
+	wait "$study_pid" || true
+	study_pid=""
+	local rc row
+	rc=$(cat "$OUT/study-lane.rc" 2>/dev/null || echo 1)
+	if [ -s "$OUT/study-lane.rows" ]; then
+		while IFS= read -r row; do ROWS+=("$row"); done <"$OUT/study-lane.rows"
+	fi
+	if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+		echo "the study lane failed with exit code $rc (its lines are marked [study] above)" >&2
+		failed=$rc
+	fi
+}
+
+start_study_lane
 
 run_stage crawl lite --study data/demo/study
 
@@ -237,7 +315,7 @@ run_stage hf check --release "$OUT/hub/harness/envgap-source.zip"
 if [ -d "$OUT/hub" ]; then
 	rm -rf "$OUT/results"
 	for pred in gold noop; do
-		run_stage eval --pred "$pred" --split full --tasks "$OUT/hub" --out "$OUT/results/$pred" \
+		run_stage eval --pred "$pred" --jobs 2 --split full --tasks "$OUT/hub" --out "$OUT/results/$pred" \
 			--git-url-template "$GIT_TMPL" --pypi-upstream "$PYPI_URL" --pypi "${PYPI_URL%/simple/}" --osv data/demo/osv.json
 	done
 	# envgap's own agent, the real loop in a box per attempt, on a scripted stand-in model
@@ -266,39 +344,9 @@ if [ -d "$OUT/hub" ]; then
 	run_stage site --hub "$OUT/hub" "${site_results[@]}" --out "$OUT/site"
 fi
 
-# The paper's metrics of the demo study (Table 8): tables, JSON and figures. D2 and D3 of
-# each project made to work come from running its final state through the core, memoised in
-# the store (a second report runs nothing).
-run_stage study report data/demo/study --out "$OUT/study-report" --pypi-upstream "$PYPI_URL"
-# The protocol automated: envgap's model agent (the real loop, each round in a box of the
-# language's clean image) on a scripted stand-in model (data/demo/agents/study-model.json:
-# NOT a model; it plays a recorded conversation per problem and language over the OpenAI
-# wire format) gets the paper's prompt for two problems in two languages; the projects run
-# in the clean images, errors go back verbatim in the same conversation and it repairs (the
-# Merkle verifier, once in each language). The folder it leaves is a study folder like
-# data/demo/study, imported (into a store of its own, so the demo's release is unchanged)
-# and reported. (data/demo/agents/study-agent.sh is the same as a command agent.)
-rm -rf "$OUT/study" "$OUT/study-store"
-rm -f "$OUT/study-model.url"
-"$BIN" model-serve --script data/demo/agents/study-model.json --url-file "$OUT/study-model.url" >"$OUT/study-model.log" 2>&1 &
-model_pid=$!
-for _ in $(seq 50); do
-	[ -s "$OUT/study-model.url" ] && break
-	sleep 0.1
-done
-# Two trials (Table 5's repeats) and, in Python, a second agent folder on the same script
-# (the cross-agent table and Figure 9), so that the report shows every table and figure.
-run_stage study run --agent openai --base-url "$(head -n 1 "$OUT/study-model.url")" --model scripted-study \
-	--languages python,javascript --only 13,48 --max-repairs 3 --trials 2 --jobs 2 --out "$OUT/study" --pypi-upstream "$PYPI_URL"
-run_stage study run --agent openai --base-url "$(head -n 1 "$OUT/study-model.url")" --model scripted-study \
-	--agent-name scripted-study-b --languages python --only 13,48 --max-repairs 3 --out "$OUT/study" --pypi-upstream "$PYPI_URL"
-kill "$model_pid" 2>/dev/null || true
-model_pid=""
-if [ "$failed" -eq 0 ]; then
-	note "envgap crawl lite --study $OUT/study (a store of its own)"
-	"$BIN" --store "$OUT/study-store" crawl lite --study "$OUT/study" || failed=$?
-fi
-run_stage study report "$OUT/study" --out "$OUT/study-run-report" --no-engine
+# The study lane (started above, beside the crawl-to-site lane): wait for it, then add its
+# rows to the table.
+wait_study_lane
 
 note "funnel"
 "$BIN" --store "$STORE" status
