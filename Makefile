@@ -7,7 +7,7 @@ PKGS ?= ./...
 # setup-engine.sh prints "export DOCKER_HOST=..." as its last line.
 WITH_ENGINE = eval "$$(bash images/setup-engine.sh | tail -n 1)" &&
 
-.PHONY: build test test-short bench lint demo engine slurm browser images clean-store
+.PHONY: build test test-short bench lint demo engine slurm browser images images-build clean-store
 
 build:
 	$(GO) build $(GOFLAGS_TAGS) -o bin/envgap ./cmd/envgap
@@ -25,11 +25,16 @@ slurm:
 browser:
 	bash images/setup-browser.sh
 
-# The engine's set-up (OS packages, debootstrap) and the Go build need nothing of each
-# other: they run at once; then build-images (the common image, then the four at once).
+# The set-up's parts overlap: envgap-images (the images' builder, envgap build-images with
+# its defaults, from a third of envgap's packages) compiles first; then envgap compiles
+# while the engine is set up (OS packages, debootstrap) and, once it answers, the images
+# build (the common image, then the four at once).
 images:
-	$(MAKE) --no-print-directory -j2 engine build
-	$(WITH_ENGINE) ./bin/envgap build-images
+	$(GO) build $(GOFLAGS_TAGS) -o bin/envgap-images ./cmd/envgap-images
+	$(MAKE) --no-print-directory -j2 build images-build
+
+images-build: engine
+	$(WITH_ENGINE) ./bin/envgap-images
 
 # The README's test command. Starts the engine and a single-node Slurm and builds the
 # images when needed, then runs every test with the race detector; tests that need the

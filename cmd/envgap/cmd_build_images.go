@@ -2,10 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
-	"github.com/envgap/envgap/core/sandbox"
 	"github.com/envgap/envgap/images"
 	"github.com/spf13/cobra"
 )
@@ -58,11 +55,6 @@ calls after 30 s, so an engine that stops answering ends the command with an err
 }
 
 func runBuildImages(c *cobra.Command, f *factory, opts *buildImagesOptions) error {
-	eng, err := sandbox.ConnectWith(c.Context(), opts.Engine, sandbox.Options{NoWall: true}) // builds run no container with network
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
 	o := opts.Options
 	switch {
 	case opts.Local:
@@ -70,22 +62,14 @@ func runBuildImages(c *cobra.Command, f *factory, opts *buildImagesOptions) erro
 	case opts.Production:
 		o.Flavor = images.FlavorProduction
 	}
-	if o.NPMRegistry == "" && o.Flavor != images.FlavorProduction {
-		o.NPMRegistry = npmRegistryOrWarn(c.Context(), f, "", "--npm-registry")
-	}
-	if o.CacheDir == "" {
-		if d, err := os.UserCacheDir(); err == nil {
-			o.CacheDir = filepath.Join(d, "envgap", "images")
-		}
-	}
 	if f.Global.Verbose || !f.Global.JSON {
 		o.Progress = f.Err
 	}
-	built, err := images.Build(c.Context(), eng.Client(), o)
+	built, err := images.BuildOnEngine(c.Context(), opts.Engine, o, f.Err)
 	if err != nil {
 		// An image that failed did not stop the others: say which were built, then fail.
 		for _, b := range built {
-			fmt.Fprintf(f.Err, "%s\t%s\t%s\n", b.Ref, b.ID, buildState(b))
+			fmt.Fprintf(f.Err, "%s\t%s\t%s\n", b.Ref, b.ID, images.State(b))
 		}
 		return err
 	}
@@ -93,14 +77,7 @@ func runBuildImages(c *cobra.Command, f *factory, opts *buildImagesOptions) erro
 		return f.printJSON(built)
 	}
 	for _, b := range built {
-		fmt.Fprintf(f.Out, "%s\t%s\t%s\t%s\n", b.Ref, b.ID, buildState(b), b.Duration.Round(1e6))
+		fmt.Fprintf(f.Out, "%s\t%s\t%s\t%s\n", b.Ref, b.ID, images.State(b), b.Duration.Round(1e6))
 	}
 	return nil
-}
-
-func buildState(b images.Built) string {
-	if b.Skipped {
-		return "up to date"
-	}
-	return "built"
 }
