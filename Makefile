@@ -37,14 +37,14 @@ images-build: engine
 	$(WITH_ENGINE) ./bin/envgap-images
 
 # The README's test command. Starts the engine and a single-node Slurm and builds the
-# images when needed, then runs every test with the race detector; tests that need the
+# images when needed (the three set-ups side by side; their OS package installs take turns), then runs every test with the race detector; tests that need the
 # engine or Slurm fail (not skip) when it is missing. While the set-up waits on downloads
 # and the disk, the test binaries are compiled with the race detector in the background
 # (niced, into Go's build cache, running nothing: -exec true), so that the test run finds
 # them compiled; a failure there is left to the test run to report.
 test:
 	@nice -n 10 $(GO) test $(GOFLAGS_TAGS) -race -count=1 -run '^$$' -exec true $(PKGS) >/dev/null 2>&1 & warm=$$!; \
-	$(MAKE) --no-print-directory images slurm browser || { kill $$warm 2>/dev/null; exit 1; }; \
+	$(MAKE) --no-print-directory -j3 images slurm browser || { kill $$warm 2>/dev/null; exit 1; }; \
 	wait $$warm || true
 	$(WITH_ENGINE) ENVGAP_REQUIRE_ENGINE=1 $(GO) test $(GOFLAGS_TAGS) -race -count=1 -timeout 45m $(PKGS)
 

@@ -26,7 +26,15 @@ apt_install() {
 	fi
 }
 
+# apt_install_once PKG...: one update and install, one set-up at a time: apt's lock
+# timeout covers dpkg's lock but not the package lists' (a second `apt-get update` at once
+# fails at once), so the set-ups that make test runs side by side take turns on a lock of
+# their own.
 apt_install_once() {
-	apt-get -o DPkg::Lock::Timeout=600 update -qq >&2 &&
-		apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "$@" >&2
+	mkdir -p /run/lock
+	(
+		flock -w 900 9 || { echo "another set-up held /run/lock/envgap-apt.lock for 900 s" >&2; exit 1; }
+		apt-get -o DPkg::Lock::Timeout=600 update -qq >&2 &&
+			apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "$@" >&2
+	) 9>/run/lock/envgap-apt.lock
 }
