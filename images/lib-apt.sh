@@ -1,5 +1,31 @@
 # Sourced by images/setup-engine.sh, setup-slurm.sh and setup-browser.sh (not run alone):
-# the OS package install the set-ups share. The sourcing script defines log and die.
+# the OS package install and the daemon start the set-ups share. The sourcing script
+# defines log and die.
+
+# own_fds_only CMD...: runs CMD with no descriptor of the caller's but 0, 1 and 2. Every
+# daemon a set-up starts goes through it: a daemon lives on, and a descriptor it inherits
+# stays open as long. `make -jN` (make test runs its set-ups that way) reads its jobserver
+# pipe to the end when it finishes: a daemon holding that pipe, or a lock's descriptor,
+# kept make (and the CI job) waiting for ever. Called as a background job (`... &`), the
+# job's own process becomes CMD; otherwise a subshell does.
+own_fds_only() {
+	if [ "$BASHPID" != "$$" ]; then
+		close_inherited_fds
+		exec "$@"
+	fi
+	(
+		close_inherited_fds
+		exec "$@"
+	)
+}
+
+close_inherited_fds() {
+	local fd
+	for fd in /proc/$BASHPID/fd/*; do
+		fd=${fd##*/}
+		case $fd in 0 | 1 | 2) ;; *) eval "exec $fd>&-" 2>/dev/null || true ;; esac
+	done
+}
 
 # apt_install PKG...: installs those of the packages that are not installed yet,
 # with apt's lock timeout (another apt run on the machine is waited for, not failed
@@ -34,7 +60,9 @@ apt_install_once() {
 	mkdir -p /run/lock
 	(
 		flock -w 900 9 || { echo "another set-up held /run/lock/envgap-apt.lock for 900 s" >&2; exit 1; }
-		apt-get -o DPkg::Lock::Timeout=600 update -qq >&2 &&
-			apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "$@" >&2
+		# apt does not get the lock's descriptor: a daemon a package's hook starts would hold
+		# the lock for its life.
+		apt-get -o DPkg::Lock::Timeout=600 update -qq >&2 9>&- &&
+			apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "$@" >&2 9>&-
 	) 9>/run/lock/envgap-apt.lock
 }

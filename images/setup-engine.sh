@@ -127,7 +127,8 @@ else
 	rm -f "$SOCK"
 	log "starting podman system service (log: $LOG)"
 	# Started in /: conmon writes files such as "oom" into its working directory.
-	setsid nohup sh -c 'cd / && exec podman system service --time=0 "$1"' sh "$PODMAN_HOST" >>"$LOG" 2>&1 </dev/null &
+	# With no descriptor of ours (own_fds_only, images/lib-apt.sh).
+	own_fds_only setsid nohup sh -c 'cd / && exec podman system service --time=0 "$1"' sh "$PODMAN_HOST" >>"$LOG" 2>&1 </dev/null &
 	for _ in $(seq 1 "$WAIT_SECONDS"); do
 		api_answers "$PODMAN_HOST" && break
 		sleep 1

@@ -71,8 +71,9 @@ if munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
 else
 	log "starting munged"
 	# Run as the munge user where possible; as root it works too (with --force).
-	if command -v runuser >/dev/null 2>&1 && runuser -u munge -- /usr/sbin/munged 2>/dev/null; then :; else
-		/usr/sbin/munged --force
+	# The daemons start with no descriptor of ours (own_fds_only, images/lib-apt.sh).
+	if command -v runuser >/dev/null 2>&1 && own_fds_only runuser -u munge -- /usr/sbin/munged 2>/dev/null; then :; else
+		own_fds_only /usr/sbin/munged --force
 	fi
 	for _ in $(seq 1 20); do
 		munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break
@@ -137,7 +138,7 @@ if timeout 10 scontrol ping 2>/dev/null | grep -q 'is UP'; then
 	log "slurmctld answers"
 else
 	log "starting slurmctld (log: /var/log/slurm/slurmctld.log)"
-	/usr/sbin/slurmctld
+	own_fds_only /usr/sbin/slurmctld
 	for _ in $(seq 1 "$WAIT_SECONDS"); do
 		timeout 10 scontrol ping 2>/dev/null | grep -q 'is UP' && break
 		sleep 1
@@ -148,7 +149,7 @@ if pid_alive /run/slurmd.pid; then
 	log "slurmd runs"
 else
 	log "starting slurmd (log: /var/log/slurm/slurmd.log)"
-	/usr/sbin/slurmd
+	own_fds_only /usr/sbin/slurmd
 fi
 
 # 2e. The node: wait until it registers; resume it when it is down or drained (a node

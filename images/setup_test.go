@@ -1,12 +1,16 @@
 package images_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/envgap/envgap/internal/testenv"
 )
@@ -103,5 +107,80 @@ echo mangle; iptables -t mangle -S PREROUTING | grep -- '-j %[4]s$'; iptables -t
 	}
 	if second := run(); second != first {
 		t.Errorf("a second run changed the rules:\nfirst:\n%s\nsecond:\n%s", first, second)
+	}
+}
+
+// TestSetUpDaemonsLeaveMakeAlone starts a daemon the way the set-ups do (own_fds_only,
+// lib-apt.sh), as a background job and in the foreground, from a recipe of a sub-make with
+// a -j of its own under `make -j3`, the shape of make test's set-up. Make reads its
+// jobserver pipe to the end when it finishes: a daemon that inherited the pipe kept it
+// waiting until CI's time ran out. Here make must finish, and the daemons hold nothing of
+// make's.
+func TestSetUpDaemonsLeaveMakeAlone(t *testing.T) {
+	testenv.Tool(t, "make")
+	dir := t.TempDir()
+	lib, err := filepath.Abs("lib-apt.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The daemons are sleeps of a duration no other process has.
+	tag := fmt.Sprintf("600.%d", os.Getpid())
+	script := `log() { :; }; die() { exit 1; }
+. "$LIB"
+own_fds_only sleep "$TAG" </dev/null >/dev/null 2>&1 &
+own_fds_only sh -c 'sleep "$0" </dev/null >/dev/null 2>&1 &' "$TAG"
+echo started
+`
+	makefile := "top:\n\t$(MAKE) --no-print-directory -j3 a b\n" +
+		"a:\n\t$(MAKE) --no-print-directory -j2 x y\n" +
+		"b:\n\ttrue\nx:\n\ttrue\n" +
+		"y:\n\tLIB=" + lib + " TAG=" + tag + " bash daemon.sh\n"
+	for name, body := range map[string]string{"daemon.sh": script, "Makefile": makefile} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	daemons := func() []string {
+		out, _ := exec.Command("pgrep", "-x", "-f", "sleep "+tag).Output()
+		return strings.Fields(string(out))
+	}
+	t.Cleanup(func() {
+		for _, pid := range daemons() {
+			if n, err := strconv.Atoi(pid); err == nil {
+				syscall.Kill(n, syscall.SIGKILL)
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "make", "--no-print-directory")
+	cmd.Dir = dir
+	// At the timeout the whole process group goes, and the output is not waited for: the
+	// sub-makes and a daemon that kept make's descriptors would hold it open.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("make did not finish: a daemon holds its jobserver pipe\n%s", out)
+	}
+	if err != nil {
+		t.Fatalf("make: %v\n%s", err, out)
+	}
+	pids := daemons()
+	if len(pids) < 2 {
+		t.Fatalf("the daemons did not start (%v):\n%s", pids, out)
+	}
+	for _, pid := range pids {
+		fds, err := os.ReadDir("/proc/" + pid + "/fd")
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if n, _ := strconv.Atoi(fd.Name()); n > 2 {
+				target, _ := os.Readlink("/proc/" + pid + "/fd/" + fd.Name())
+				t.Errorf("daemon %s holds descriptor %s (%s) of its starter", pid, fd.Name(), target)
+			}
+		}
 	}
 }
