@@ -33,7 +33,10 @@ import (
 // at its cut-off (a rewritten URL is refused and recorded); the door tunnels only to
 // allowlisted :443 targets whose TLS ClientHello names the CONNECT host, with a per-session
 // credential and bounds.
-const Version = "envgap-core/5"
+// envgap-core/6: containers run in a user namespace where the engine gives one (Podman's
+// auto range of subordinate ids, a Docker daemon's userns-remap): their root is not the
+// host's; the run records which (schemas.Run.UserNamespace).
+const Version = "envgap-core/6"
 
 // Side says which state of the project a run evaluates.
 type Side string

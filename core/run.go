@@ -141,6 +141,7 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 		RegistryDate: spec.Cutoff.String(), Image: r.Image, ImageID: res.ImageID, CoreVersion: Version,
 		StartedAt: started.UTC().Format(time.RFC3339), FinishedAt: c.now().UTC().Format(time.RFC3339),
 		D1: d1, SkippedLinks: skippedLinks, RefusedConnections: refused, RegistryRefused: registryRefused(regRec),
+		UserNamespace: res.UserNS,
 		Limits: schemas.RunLimits{StepTimeoutMS: lim.StepTimeout.Milliseconds(), MemoryBytes: lim.MemoryBytes,
 			PIDs: lim.PIDs, CPUs: lim.CPUs, OutputBytes: lim.OutputBytes},
 	}

@@ -7,7 +7,9 @@
 #     /var/run/docker.sock), it is used as it is; only its sandbox network and rules
 #     (step 4) are made, and the DOCKER_HOST to use is printed.
 #  2. Otherwise Podman (from the OS packages) is installed and configured
-#     (/etc/containers/containers.conf, see shared/notes/engine.md), and
+#     (/etc/containers/containers.conf, see shared/notes/engine.md; a range of
+#     subordinate ids for the user `containers` in /etc/subuid and /etc/subgid, added
+#     past any existing range unless it has one, for the containers' user namespaces), and
 #     `podman system service` is started detached, serving the Docker API at
 #     unix:///run/podman/podman.sock (log: /var/log/envgap-podman.log).
 #  3. The local base image localhost/envgap-base:bookworm is created with
@@ -39,6 +41,8 @@ log() { echo "setup-engine: $*" >&2; }
 die() { echo "setup-engine: error: $*" >&2; exit 1; }
 # shellcheck source=images/lib-apt.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib-apt.sh"
+# shellcheck source=images/lib-subid.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-subid.sh"
 
 # api_answers HOST: true if a Docker Engine API answers at HOST (unix:// or tcp://).
 api_answers() {
@@ -119,7 +123,13 @@ if [ ! -f "$CONF" ] || [ "$(cat "$CONF")" != "$want_conf" ]; then
 	log "wrote $CONF"
 fi
 
-# 2c. The API service.
+# 2c. Subordinate ids for the containers' user namespaces (UsernsMode auto: each sandbox
+# container gets its own 65536 of them, so its root is not the host's). The files are
+# overridable only to test this step (images/setup_test.go).
+subid_range "${ENVGAP_SUBUID_FILE:-/etc/subuid}" containers
+subid_range "${ENVGAP_SUBGID_FILE:-/etc/subgid}" containers
+
+# 2d. The API service.
 if api_answers "$PODMAN_HOST"; then
 	log "podman service already answers at $PODMAN_HOST"
 else

@@ -184,3 +184,57 @@ echo started
 		}
 	}
 }
+
+// TestSubordinateRange runs setup-engine.sh's subid_range (images/lib-subid.sh) on files of
+// its own: a missing file gets the user's range; one past every other entry's end is added
+// to a file with entries (one without its last newline among them), never a second one for
+// the user, and a file with no room left is refused.
+func TestSubordinateRange(t *testing.T) {
+	testenv.Tool(t, "bash")
+	dir := t.TempDir()
+	run := func(file string) (string, error) {
+		c := exec.Command("bash", "-c", `set -euo pipefail
+log() { echo "log: $*"; }
+die() { echo "die: $*"; exit 1; }
+. ./lib-subid.sh
+subid_range "$1" containers`, "test", file)
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	read := func(file string) string {
+		b, _ := os.ReadFile(file)
+		return string(b)
+	}
+	cases := []struct {
+		name, before, after string
+	}{
+		{"missing", "", "containers:2147483647:2147483648\n"},
+		{"below the upper half", "alice:100000:65536\n", "alice:100000:65536\ncontainers:2147483647:2147483648\n"},
+		{"past the upper half, no last newline", "# comment\nalice:100000:65536\nbob:2147483647:100000",
+			"# comment\nalice:100000:65536\nbob:2147483647:100000\ncontainers:2147583647:2147383648\n"},
+		{"has one", "containers:100000:65536\n", "containers:100000:65536\n"},
+	}
+	for _, c := range cases {
+		file := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+		if c.name != "missing" {
+			os.WriteFile(file, []byte(c.before), 0o644)
+		}
+		for i := range 2 {
+			out, err := run(file)
+			if err != nil {
+				t.Fatalf("%s, run %d: %v\n%s", c.name, i+1, err, out)
+			}
+			if got := read(file); got != c.after {
+				t.Errorf("%s, run %d: the file holds %q, want %q (said %q)", c.name, i+1, got, c.after, out)
+			}
+			if want := map[bool]string{true: "log: added containers:", false: "already gives containers"}[i == 0 && c.name != "has one"]; !strings.Contains(out, want) {
+				t.Errorf("%s, run %d: said %q, want %q in it", c.name, i+1, out, want)
+			}
+		}
+	}
+	full := filepath.Join(dir, "full")
+	os.WriteFile(full, []byte("big:100000:4294867295\n"), 0o644)
+	if out, err := run(full); err == nil || !strings.Contains(out, "die: ") || read(full) != "big:100000:4294867295\n" {
+		t.Errorf("a file without room: %v %q, holds %q", err, out, read(full))
+	}
+}

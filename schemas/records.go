@@ -120,6 +120,11 @@ type Run struct {
 	// package sources), by host, port and reason with a count, sorted; absent when there
 	// were none. Connections that bypass the door are refused by the kernel and not listed.
 	RefusedConnections []ConnectionCount `json:"refused_connections,omitempty"`
+	// UserNamespace is the user namespace the run's container had (core/sandbox):
+	// "auto" (Podman: a range of subordinate ids of its own), "remap" (a Docker daemon's
+	// userns-remap), or "none" (the engine gives none: the container's root was the host's
+	// root). Absent in runs stored before the field existed.
+	UserNamespace string `json:"user_namespace,omitempty"`
 	// Limits are the limits the run had (the output cap among them).
 	Limits     RunLimits `json:"limits"`
 	StartedAt  string    `json:"started_at"`

@@ -38,8 +38,11 @@ CONNECT host is closed unforwarded; another run's door session refuses a request
 credential and one with this container's (407), counting neither. Then the registry proxy's
 sessions, from inside a container that holds one: a request inside its session is answered;
 a request outside the session, a later cut-off, and another run's session are refused and
-recorded in its session. Prints a table (probe, expected, result) and exits 5 when any probe
-leaks.`,
+recorded in its session. And the user namespace: the container's root must not be the host's
+(its uid_map is not the identity, and a file it creates in its mounted workspace is owned on
+the host by another uid than 0); on an engine that cannot give one (a Docker daemon without
+userns-remap, Podman without subordinate ids) the line is a WARNING, not a leak. Prints a
+table (probe, expected, result) and exits 5 when any probe leaks.`,
 		Example: "  envgap sandbox check\n  envgap sandbox check --json",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -83,19 +86,24 @@ func runSandboxCheck(c *cobra.Command, f *factory, opts *sandboxCheckOptions) er
 		return fmt.Errorf("registry session probes: %w", err)
 	}
 	probes = append(probes, regProbes...)
-	leaks := 0
+	leaks, warnings := 0, 0
 	for _, p := range probes {
 		if p.Leak {
 			leaks++
 		}
+		if p.Warning {
+			warnings++
+		}
 	}
 	if f.Global.JSON {
 		if err := f.printJSON(struct {
-			Engine  string          `json:"engine"`
-			Wall    *sandbox.Wall   `json:"wall"`
-			Probes  []sandbox.Probe `json:"probes"`
-			Leaking int             `json:"leaking"`
-		}{eng.Host(), eng.Wall(), probes, leaks}); err != nil {
+			Engine   string          `json:"engine"`
+			Wall     *sandbox.Wall   `json:"wall"`
+			UserNS   sandbox.UserNS  `json:"user_namespace"`
+			Probes   []sandbox.Probe `json:"probes"`
+			Leaking  int             `json:"leaking"`
+			Warnings int             `json:"warnings"`
+		}{eng.Host(), eng.Wall(), eng.UserNS(), probes, leaks, warnings}); err != nil {
 			return err
 		}
 	} else {
@@ -107,13 +115,15 @@ func runSandboxCheck(c *cobra.Command, f *factory, opts *sandboxCheckOptions) er
 			mark := ""
 			if p.Leak {
 				mark = "  LEAK"
+			} else if p.Warning {
+				mark = "  WARNING"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s%s\t\n", p.Name, p.Expected, p.Result, mark)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintf(f.Out, "\n%d probes, %d leaking\n", len(probes), leaks)
+		fmt.Fprintf(f.Out, "\n%d probes, %d leaking, %d warnings\n", len(probes), leaks, warnings)
 	}
 	if leaks > 0 {
 		return damageError{fmt.Errorf("sandbox check: %d of %d probes leak", leaks, len(probes))}

@@ -30,7 +30,8 @@ func TestSandboxCheck(t *testing.T) {
 		t.Fatalf("sandbox check: %v\n%s", err, out)
 	}
 	for _, want := range []string{"probe", "expected", "result", "envgap's listener on the gateway", "another run's container",
-		"the cloud metadata address", "IPv6", "no new privileges", "21 probes, 0 leaking",
+		"the cloud metadata address", "IPv6", "no new privileges", "22 probes, 0 leaking",
+		"user namespace: container root is not host root",
 		"CONNECT to :80", "an SNI that is not the CONNECT host", "another run's door session, no credential",
 		"another run's door session, this run's credential",
 		"a request inside its session (control)", "a request outside the session", "a later cut-off", "another run's session", "403 a request outside a registry session, recorded"} {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
 	"github.com/envgap/envgap/internal/testenv"
 )
 
@@ -240,4 +241,53 @@ func BenchmarkStartedHook(b *testing.B) {
 	b.ReportMetric(float64(plainTotal.Milliseconds())/n, "plain-ms")
 	b.ReportMetric(float64(hookTotal.Milliseconds())/n, "hook-ms")
 	b.ReportMetric(float64(hookTotal)/float64(plainTotal), "ratio")
+}
+
+// BenchmarkUserNamespace measures one container's create, start and removal (the core's
+// create, with its limits and capabilities) in a user namespace (the engine's mode) and
+// without one (the same engine asked for none), alternating, and reports both and their
+// ratio (userns-ms / plain-ms).
+func BenchmarkUserNamespace(b *testing.B) {
+	e, img := needEngine(b)
+	if e.UserNS().Mode == UserNSNone {
+		testenv.Missing(b, "the engine gives no user namespace: %s", e.UserNS().Why)
+	}
+	ctx := context.Background()
+	spec, err := validate(trivialSpec(img))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cycle := func(mode string) time.Duration {
+		e.usernsMu.Lock()
+		saved := e.userns
+		e.userns.Mode = mode
+		e.usernsMu.Unlock()
+		defer func() {
+			e.usernsMu.Lock()
+			e.userns = saved
+			e.usernsMu.Unlock()
+		}()
+		t0 := time.Now()
+		id, got, err := e.create(ctx, maxCallTimeout, spec)
+		if err != nil || got != mode {
+			b.Fatalf("create: %v (mode %q, want %q)", err, got, mode)
+		}
+		if err := e.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		if err := e.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	mode := e.UserNS().Mode
+	var withNS, plain time.Duration
+	for b.Loop() {
+		withNS += cycle(mode)
+		plain += cycle(UserNSNone)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(withNS.Milliseconds())/n, "userns-ms")
+	b.ReportMetric(float64(plain.Milliseconds())/n, "plain-ms")
+	b.ReportMetric(float64(withNS)/float64(plain), "ratio")
 }

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,8 +53,10 @@ type Mount struct {
 
 // binds returns the box's mounts as the engine's bind strings, a parent before what is
 // mounted inside it; a source that is missing, a link, or neither a directory nor a
-// regular file is refused (ErrBadSpec).
-func (bs BoxSpec) binds(workDir, opts string) ([]string, error) {
+// regular file is refused (ErrBadSpec), and so, in a user namespace (userns), is a
+// read-only one that others cannot read (a directory without r and x for others, a file
+// without r): the container's root is not its owner there.
+func (bs BoxSpec) binds(workDir, opts string, userns bool) ([]string, error) {
 	ms := append([]Mount{{Source: bs.Dir, Target: workDir, Writable: true}}, bs.Mounts...)
 	sort.SliceStable(ms, func(i, j int) bool {
 		return strings.Count(filepath.Clean(ms[i].Target), "/") < strings.Count(filepath.Clean(ms[j].Target), "/")
@@ -68,6 +72,15 @@ func (bs BoxSpec) binds(workDir, opts string) ([]string, error) {
 		}
 		if !st.IsDir() && !st.Mode().IsRegular() {
 			return nil, fmt.Errorf("%w: box mount %s is %s, not a directory or a regular file", ErrBadSpec, m.Source, st.Mode().Type())
+		}
+		if userns && !m.Writable {
+			need, fix := fs.FileMode(0o004), "o+r"
+			if st.IsDir() {
+				need, fix = 0o005, "o+rx"
+			}
+			if st.Mode().Perm()&need != need {
+				return nil, fmt.Errorf("%w: box mount %s (read-only, mode %04o) is not readable by others: the box's root, in a user namespace, is not its owner; make it readable (chmod %s)", ErrBadSpec, m.Source, st.Mode().Perm(), fix)
+			}
 		}
 		mode := "ro"
 		if m.Writable {
@@ -114,6 +127,10 @@ type Box struct {
 	// container: later commands fail.
 	dead bool
 	disk *diskWatch
+	// userns is the box's user namespace mode; ids its maps (nil without one, or for an
+	// engine on another host, whose mounts are that host's).
+	userns string
+	ids    *ids
 }
 
 // ErrBoxGone means the box's container was killed (a command outlived its backstop) and
@@ -146,17 +163,18 @@ func (e *Engine) OpenBox(ctx context.Context, bs BoxSpec) (*Box, error) {
 	if err != nil {
 		return nil, err
 	}
-	binds, err := bs.binds(spec.WorkDir, opts)
+	binds, err := bs.binds(spec.WorkDir, opts, e.usernsMode() != UserNSNone)
 	if err != nil {
 		return nil, err
 	}
-	id, err := e.create(ctx, ct, spec, binds...)
+	id, userns, err := e.create(ctx, ct, spec, binds...)
 	if err != nil {
 		return nil, err
 	}
-	b := &Box{e: e, id: id, spec: spec, ct: ct}
+	b := &Box{e: e, id: id, spec: spec, ct: ct, userns: userns}
 	if len(spec.SystemFiles) > 0 {
-		tarball, err := filesTar(spec.WorkDir, nil, spec.SystemFiles)
+		// No working directory entries: WorkDir is the mounted directory.
+		tarball, err := filesTar("", nil, spec.SystemFiles)
 		if err == nil {
 			err = e.call(ctx, ct, time.Time{}, "copying files into the box", func(ctx context.Context) error {
 				return e.cli.CopyToContainer(ctx, id, "/", bytes.NewReader(tarball), container.CopyToContainerOptions{})
@@ -166,6 +184,13 @@ func (e *Engine) OpenBox(ctx context.Context, bs BoxSpec) (*Box, error) {
 			b.Close()
 			return nil, err
 		}
+	}
+	// Podman says the box's id maps before it starts: its writable mounts are its root's
+	// before the engine enters them (a 0700 directory of the host's root would be closed
+	// to it).
+	if err := b.givePodmanMounts(ctx, bs); err != nil {
+		b.Close()
+		return nil, err
 	}
 	if err := e.call(ctx, ct, time.Time{}, "starting the box", func(ctx context.Context) error {
 		return e.cli.ContainerStart(ctx, id, container.StartOptions{})
@@ -178,11 +203,94 @@ func (e *Engine) OpenBox(ctx context.Context, bs BoxSpec) (*Box, error) {
 		b.Close()
 		return nil, err
 	}
+	if err := b.giveMounts(bs); err != nil {
+		b.Close()
+		return nil, err
+	}
 	if err := e.started(id, spec, b.disk.ins); err != nil {
 		b.Close()
 		return nil, err
 	}
 	return b, nil
+}
+
+// givePodmanMounts gives, on Podman (on this host, in a user namespace), what is mounted
+// writable in the created box to its root, as the engine says its id maps are.
+func (b *Box) givePodmanMounts(ctx context.Context, bs BoxSpec) error {
+	if b.userns == UserNSNone || !b.e.local() || !b.e.isPodman() {
+		return nil
+	}
+	uid, gid, err := b.e.podmanIDMaps(ctx, b.id)
+	if err != nil {
+		return fmt.Errorf("the box's user namespace: %w", err)
+	}
+	b.ids = &ids{uid: uid, gid: gid}
+	return b.ids.giveMounts(bs)
+}
+
+// giveMounts reads the started box's id maps (an engine on this host, in a user namespace)
+// from its process and, unless Podman's were given before the start (they must be the
+// same), gives what is mounted writable to the box's root (ids.giveTree), before any
+// command.
+func (b *Box) giveMounts(bs BoxSpec) error {
+	if b.userns == UserNSNone || !b.e.local() {
+		return nil
+	}
+	ins := b.disk.ins
+	if ins.State == nil || ins.State.Pid <= 0 {
+		return fmt.Errorf("the box %s has no process to read its user namespace from", shortID(b.id))
+	}
+	uid, err := readIDMap(ins.State.Pid, "uid_map")
+	if err != nil {
+		return fmt.Errorf("the box's user namespace: %w", err)
+	}
+	gid, err := readIDMap(ins.State.Pid, "gid_map")
+	if err != nil {
+		return fmt.Errorf("the box's user namespace: %w", err)
+	}
+	if b.ids != nil {
+		if !slices.Equal(b.ids.uid, uid) || !slices.Equal(b.ids.gid, gid) {
+			return fmt.Errorf("the box's user namespace: its process maps uids %v and gids %v, the engine said %v and %v", uid, gid, b.ids.uid, b.ids.gid)
+		}
+		return nil
+	}
+	b.ids = &ids{uid: uid, gid: gid}
+	return b.ids.giveMounts(bs)
+}
+
+// UserNS is the box's user namespace mode (UserNSAuto, UserNSRemap or UserNSNone).
+func (b *Box) UserNS() string { return b.userns }
+
+// HostIDs returns the host ids of the box's uid and gid (the same ids without a user
+// namespace, or for an engine on another host).
+func (b *Box) HostIDs(uid, gid int) (int, int, error) {
+	if b.ids == nil {
+		return uid, gid, nil
+	}
+	if uid < 0 || gid < 0 {
+		return 0, 0, fmt.Errorf("ids %d:%d", uid, gid)
+	}
+	u, uok := b.ids.uid.host(uint32(uid))
+	g, gok := b.ids.gid.host(uint32(gid))
+	if !uok || !gok {
+		return 0, 0, fmt.Errorf("the box's ids %d:%d are not mapped to host ids", uid, gid)
+	}
+	return int(u), int(g), nil
+}
+
+// Own gives rel (a slash-separated path below dir, a directory mounted writable in the
+// box) and each directory on the way to it to the box's root, where their owner is not one
+// of the box's: for a file the harness wrote there while the box is open (it writes as the
+// host's root, which the box's root is not in a user namespace). Nothing on the way may
+// be a link. Without a user namespace (or for an engine on another host) it does nothing.
+func (b *Box) Own(dir, rel string) error {
+	if b.ids == nil || b.ids.uid.identity() {
+		return nil
+	}
+	if err := b.ids.givePath(dir, rel); err != nil {
+		return fmt.Errorf("giving %s in %s to the box's root: %w", rel, dir, err)
+	}
+	return nil
 }
 
 // ID is the container's id.
@@ -236,7 +344,7 @@ func (b *Box) Close() error {
 		b.disk.close()
 	}
 	err := b.e.call(context.Background(), cleanupTimeout, time.Time{}, "removing box "+shortID(b.id), func(cctx context.Context) error {
-		return b.e.cli.ContainerRemove(cctx, b.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		return b.e.removeContainer(cctx, b.id)
 	})
 	if err != nil && !errdefs.IsNotFound(err) {
 		return err

@@ -17,7 +17,9 @@
 //     and CPU limits, every capability dropped but Capabilities (what the images'
 //     steps need as root, and SYS_PTRACE for strace), no-new-privileges, IPv6
 //     disabled, the label org.envgap.sandbox=1, the owner labels
-//     (org.envgap.owner.host, .pid, .start: this process) and the spec's labels;
+//     (org.envgap.owner.host, .pid, .start: this process) and the spec's labels,
+//     in a user namespace where the engine gives one (userns.go: Podman's
+//     auto:size=65536, a Docker daemon's userns-remap; Result.UserNS says which);
 //     never AutoRemove;
 //  4. copies the files into WorkDir (CopyToContainer, one tar) and starts it;
 //  5. runs each step with `bash -c COMMAND` (Spec.Shell overrides) as an exec
@@ -88,7 +90,10 @@
 // BoxSpec.Mounts (a directory or a regular file, read-only unless Writable) at its
 // target, a parent before what is mounted inside it; on Podman every one is
 // nosuid,nodev. A mount's source must be a directory or a regular file, not a link (the
-// engine would mount what it points at).
+// engine would mount what it points at). In a user namespace, what is mounted writable is
+// given to the container's root once it started (never through a link, never past the
+// mount's filesystem; Box.Own for what the harness writes there later), and a read-only
+// mount must be readable by others.
 //
 // # Leftovers
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,10 @@ type Probe struct {
 	Result   string `json:"result"` // the first line of what the probe printed
 	// Leak is set when the result is not the expected one.
 	Leak bool `json:"leak"`
+	// Warning is set when the result is not the expected one but the engine cannot do
+	// better (a user namespace on an engine without them: see docs/verify.md); it is not
+	// a leak.
+	Warning bool `json:"warning,omitempty"`
 }
 
 // probeLine bounds what a probe's result shows of its output.
@@ -79,6 +84,7 @@ func (e *Engine) CheckWall(ctx context.Context, image string) ([]Probe, error) {
 	// at once: each probe is its own command, and the slow ones wait for timeouts).
 	var boxes [2]*Box
 	var boxErrs [2]error
+	var dirs [2]string
 	var wg sync.WaitGroup
 	for i, role := range []string{"other-run", "probe"} {
 		dir, err := os.MkdirTemp("", "envgap-probe-")
@@ -86,6 +92,7 @@ func (e *Engine) CheckWall(ctx context.Context, image string) ([]Probe, error) {
 			return nil, err
 		}
 		defer os.RemoveAll(dir)
+		dirs[i] = dir
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -155,11 +162,12 @@ for i in $(seq 50); do [ -s /tmp/up ] && break; sleep 0.1; done; cat /tmp/up`
 			results[i], errs[i] = prober.Exec(ctx, p.command, 30*time.Second)
 		}()
 	}
+	userns, err := prober.usernsProbe(ctx, dirs[1])
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(append(errs, err)...); err != nil {
 		return nil, err
 	}
-	out := make([]Probe, len(probes))
+	out := make([]Probe, len(probes), len(probes)+1)
 	for i, p := range probes {
 		sr := results[i]
 		first, _, _ := strings.Cut(strings.TrimSpace(string(sr.Output)), "\n")
@@ -178,7 +186,50 @@ for i in $(seq 50); do [ -s /tmp/up ] && break; sleep 0.1; done; cat /tmp/up`
 		}
 		out[i] = Probe{Name: p.name, Expected: p.expected, Result: got, Leak: leak}
 	}
-	return out, nil
+	return append(out, userns), nil
+}
+
+// usernsProbe checks, from inside the box b (dir is its workspace on this host), that the
+// container's root is not the host's root: its uid_map is not the identity, and a file
+// its root creates in the workspace is owned on the host by another uid than 0. On an
+// engine that cannot give containers a user namespace (Engine.UserNS says why), a root
+// that is the host's is a warning, not a leak (docs/verify.md).
+func (b *Box) usernsProbe(ctx context.Context, dir string) (Probe, error) {
+	p := Probe{Name: "user namespace: container root is not host root", Expected: "yes"}
+	sr, err := b.Exec(ctx, "set -e; id -u; head -n 1 /proc/self/uid_map; rm -f .userns-probe; : > .userns-probe", 30*time.Second)
+	if err != nil {
+		return p, err
+	}
+	lines := strings.Split(strings.TrimSpace(string(sr.Output)), "\n")
+	if sr.ExitCode != 0 || len(lines) != 2 || lines[0] != "0" {
+		p.Result, p.Leak = fmt.Sprintf("the probe exited %d: %q", sr.ExitCode, strings.Join(lines, "; ")), true
+		return p, nil
+	}
+	m := strings.Fields(lines[1])
+	identity := len(m) == 3 && m[0] == "0" && m[1] == "0" && m[2] == "4294967295"
+	owner := "(engine on another host: not checked)"
+	hostRoot := identity
+	if b.e.local() {
+		fi, err := os.Lstat(filepath.Join(dir, ".userns-probe"))
+		if err != nil {
+			return p, fmt.Errorf("the user namespace probe's file: %w", err)
+		}
+		uid := fi.Sys().(*syscall.Stat_t).Uid
+		owner = fmt.Sprintf("its file is host uid %d", uid)
+		hostRoot = hostRoot || uid == 0
+	}
+	switch {
+	case !hostRoot:
+		p.Result = fmt.Sprintf("yes (%s): uid_map %s, %s", b.userns, strings.Join(m, " "), owner)
+	case b.userns == UserNSNone:
+		p.Result, p.Warning = "no: "+b.e.UserNS().Why, true
+	default:
+		p.Result, p.Leak = fmt.Sprintf("no, though the engine's mode is %s: uid_map %s, %s", b.userns, strings.Join(m, " "), owner), true
+	}
+	if len(p.Result) > 4*probeLine {
+		p.Result = p.Result[:4*probeLine] + "..."
+	}
+	return p, nil
 }
 
 // CapabilityMask is the hexadecimal mask of /proc/self/status (CapEff, CapBnd) for a set

@@ -50,7 +50,7 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 		}
 		return nil, err
 	}
-	id, err := e.create(ctx, ct, spec)
+	id, userns, err := e.create(ctx, ct, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -62,13 +62,15 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 			d = abandonTimeout
 		}
 		rerr := e.call(context.Background(), d, time.Time{}, "removing container "+shortID(id), func(cctx context.Context) error {
-			return e.cli.ContainerRemove(cctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+			return e.removeContainer(cctx, id)
 		})
 		if rerr != nil && !errdefs.IsNotFound(rerr) {
 			res, err = nil, errors.Join(err, rerr)
 		}
 	}()
-	if len(spec.Files) > 0 || len(spec.SystemFiles) > 0 {
+	// In a user namespace WorkDir comes from the copy even without files: Podman makes a
+	// missing working directory owned by the host's root, which the container's is not.
+	if len(spec.Files) > 0 || len(spec.SystemFiles) > 0 || userns != UserNSNone {
 		if err := e.call(ctx, ct, time.Time{}, "copying files into the container", func(ctx context.Context) error {
 			return e.cli.CopyToContainer(ctx, id, "/", bytes.NewReader(tarball), container.CopyToContainerOptions{})
 		}); err != nil {
@@ -103,7 +105,7 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 			return nil, fmt.Errorf("%w at %s: a call of another run got no answer while this one waited to start its steps (frozen or overloaded? the next envgap command that opens it removes what this run left behind)", ErrEngineUnresponsive, e.host)
 		}
 	}
-	res = &Result{ImageID: img.ID, ContainerID: id, Collected: map[string][]byte{}}
+	res = &Result{ImageID: img.ID, ContainerID: id, Collected: map[string][]byte{}, UserNS: userns}
 	killed := false
 	for _, st := range spec.Steps {
 		if killed {
@@ -126,7 +128,9 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 	return res, nil
 }
 
-func (e *Engine) create(ctx context.Context, ct time.Duration, spec Spec, binds ...string) (string, error) {
+// create creates spec's container and returns its id and its user namespace mode (see
+// userns.go): Podman's own range for each container where it has subordinate ids.
+func (e *Engine) create(ctx context.Context, ct time.Duration, spec Spec, binds ...string) (string, string, error) {
 	labels := map[string]string{}
 	for k, v := range spec.Labels {
 		labels[k] = v
@@ -172,16 +176,28 @@ func (e *Engine) create(ctx context.Context, ct time.Duration, spec Spec, binds 
 		hc.NetworkMode = "none"
 	case e.network == "":
 		// Fail closed: never the engine's default bridge.
-		return "", fmt.Errorf("%w: the engine at %s was opened without its sandbox network (build only), so no container with network starts", ErrNoWall, e.host)
+		return "", "", fmt.Errorf("%w: the engine at %s was opened without its sandbox network (build only), so no container with network starts", ErrNoWall, e.host)
 	default:
 		hc.NetworkMode = container.NetworkMode(e.network)
 	}
+	mode := e.usernsMode()
+	if mode == UserNSAuto {
+		hc.UsernsMode = usernsAuto
+	}
 	var created container.CreateResponse
-	err := e.call(ctx, ct, time.Time{}, "creating the container", func(ctx context.Context) (err error) {
-		created, err = e.cli.ContainerCreate(ctx, cfg, hc, &network.NetworkingConfig{}, nil, "")
-		return err
-	})
-	return created.ID, err
+	do := func() error {
+		return e.call(ctx, ct, time.Time{}, "creating the container", func(ctx context.Context) (err error) {
+			created, err = e.cli.ContainerCreate(ctx, cfg, hc, &network.NetworkingConfig{}, nil, "")
+			return err
+		})
+	}
+	err := do()
+	if mode == UserNSAuto && e.noSubordinateIDs(err) {
+		// Podman without subordinate ids: this engine's containers go without (recorded).
+		mode, hc.UsernsMode = UserNSNone, ""
+		err = do()
+	}
+	return created.ID, mode, err
 }
 
 // started calls spec.Started, if any, with the started container's address on the
@@ -395,7 +411,7 @@ func (e *Engine) collect(ctx context.Context, ct time.Duration, id string, spec 
 }
 
 // filesTar packs files into a tar to extract at "/", below workDir, with the
-// parent directories.
+// parent directories (workDir and its parents always).
 func filesTar(workDir string, files, system []File) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -411,6 +427,9 @@ func filesTar(workDir string, files, system []File) ([]byte, error) {
 		}
 		dirs[d] = true
 		return tw.WriteHeader(&tar.Header{Name: d + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: time.Unix(0, 0)})
+	}
+	if err := addDir(root); err != nil {
+		return nil, err
 	}
 	sorted := append([]File{}, files...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
@@ -498,7 +517,7 @@ func (e *Engine) Sweep(ctx context.Context, opts SweepOptions) (int, error) {
 			}
 		}
 		err := e.call(ctx, maxCallTimeout, time.Time{}, "removing sandbox container "+shortID(c.ID), func(ctx context.Context) error {
-			return e.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+			return e.removeContainer(ctx, c.ID)
 		})
 		if err != nil && !errdefs.IsNotFound(err) {
 			return n, err
@@ -524,4 +543,28 @@ func shortID(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// removeContainer removes container id (force). Podman sometimes answers a removal right
+// after the container was killed with EBUSY on the container's /dev/shm ("unlinkat
+// .../userdata/shm: device or resource busy"): its own clean-up of the exited container
+// (conmon's `podman container cleanup`) still holds the mount. Seen about one removal in
+// five after a step's timeout killed a container in a user namespace; the removal is then
+// asked again, a little later each time, within ctx (already removed is removed).
+func (e *Engine) removeContainer(ctx context.Context, id string) error {
+	wait := 50 * time.Millisecond
+	for {
+		err := e.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		if err == nil || !strings.Contains(err.Error(), "device or resource busy") {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Second)
+	}
 }

@@ -40,6 +40,10 @@ type Engine struct {
 	bindKnown bool
 	bindOpts  string
 	wall      *Wall
+	// userns is what the engine does for its containers' users (userns.go).
+	usernsMu sync.Mutex
+	userns   UserNS
+	podman   bool
 	// unanswered is set when a call got no answer within its deadline, and cleared by
 	// the next call answered: a run that waited at its gate does not start its steps
 	// while it is set (Spec.Gate).
@@ -96,6 +100,10 @@ func ConnectWith(ctx context.Context, host string, o Options) (*Engine, error) {
 	cli.NegotiateAPIVersion(nctx)
 	ncancel()
 	e := &Engine{cli: cli, host: shown}
+	if err := e.detectUserNS(ctx); err != nil {
+		cli.Close()
+		return nil, err
+	}
 	if !o.NoWall {
 		name := o.Network
 		if name == "" {
@@ -277,6 +285,9 @@ type Result struct {
 	Collected        map[string][]byte
 	Missing          []string // Collect entries that did not exist
 	CollectTruncated bool     // files left out because CollectBytes was reached
+	// UserNS is the user namespace the container ran in: UserNSAuto, UserNSRemap, or
+	// UserNSNone (its root was the host's root; the engine's UserNS says why).
+	UserNS string
 }
 
 // validate checks a spec without the engine and fills defaults.

@@ -130,13 +130,18 @@ func TestTheWallHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(probes) != 12 {
-		t.Fatalf("%d probes, want 12: %+v", len(probes), probes)
+	if len(probes) != 13 {
+		t.Fatalf("%d probes, want 13: %+v", len(probes), probes)
 	}
 	for _, p := range probes {
 		if p.Leak {
 			t.Errorf("%s: %q, want %s", p.Name, p.Result, p.Expected)
 		}
+	}
+	// The user namespace's line: yes where the engine gives one, a warning (not a leak)
+	// where it cannot.
+	if u, p := e.UserNS(), probes[12]; !strings.HasPrefix(p.Name, "user namespace") || (u.Mode != UserNSNone) != strings.HasPrefix(p.Result, "yes") || p.Warning != (u.Mode == UserNSNone) {
+		t.Errorf("the engine's user namespace is %+v; its probe: %+v", u, p)
 	}
 	if !strings.Contains(probes[0].Result, "reached") {
 		t.Errorf("envgap's own listener: %q, want reached", probes[0].Result)

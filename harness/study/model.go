@@ -162,7 +162,11 @@ func (b *boxAdapter) Exec(ctx context.Context, command string, timeout time.Dura
 }
 
 func (b *boxAdapter) WriteFile(p string, content []byte) error {
-	return agent.WriteWorkspaceFile(b.dir, p, content)
+	if err := agent.WriteWorkspaceFile(b.dir, p, content); err != nil {
+		return err
+	}
+	// Given to the box's root (in a user namespace it is not this host's root).
+	return b.box.Own(b.dir, p)
 }
 
 func jsonLines(items []any) ([]byte, error) {

@@ -324,6 +324,10 @@ func ownBy(ctx context.Context, box *core.Box, dir string) error {
 	if uid == 0 {
 		return nil
 	}
+	// In a user namespace the box's ids are other ids of the host.
+	if uid, gid, err = box.HostIDs(uid, gid); err != nil {
+		return fmt.Errorf("the box's user: %w", err)
+	}
 	return filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
 		if err != nil {
 			return err

@@ -188,7 +188,12 @@ func (w *wsBox) Exec(ctx context.Context, command string, timeout time.Duration)
 }
 
 func (w *wsBox) WriteFile(p string, content []byte) error {
-	return WriteWorkspaceFile(w.dir, p, content)
+	if err := WriteWorkspaceFile(w.dir, p, content); err != nil {
+		return err
+	}
+	// Written by this host's root: the box's root (in a user namespace) is given it, and
+	// the folders made for it, so its commands can change them.
+	return w.box.Own(w.dir, p)
 }
 
 // WriteWorkspaceFile writes a model agent's write_file into its workspace dir: p is

@@ -109,6 +109,11 @@ func Prepare(ctx context.Context, t *schemas.Task, runDir string, materialize Ma
 	if err := os.MkdirAll(filepath.Join(runDir, homeDirName), 0o755); err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
+	// A box mounts the run directory read-only: its root, in a user namespace, is not the
+	// directory's owner and reads it as others do (a temporary directory is 0700).
+	if err := os.Chmod(runDir, 0o755); err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
 	w := &Workspace{Dir: filepath.Join(runDir, workspaceDirName), RunDir: runDir, Task: t}
 	if err := materialize(ctx, t, w.Dir); err != nil {
 		return nil, fmt.Errorf("workspace of %s: %w", t.InstanceID, err)
