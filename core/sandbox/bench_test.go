@@ -275,7 +275,7 @@ func BenchmarkUserNamespace(b *testing.B) {
 		if err := e.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 			b.Fatal(err)
 		}
-		if err := e.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+		if err := e.removeContainer(ctx, id); err != nil {
 			b.Fatal(err)
 		}
 		return time.Since(t0)
