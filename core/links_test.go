@@ -13,8 +13,12 @@ import (
 	"github.com/envgap/envgap/schemas"
 )
 
-// okRunner is a Runner whose every step exits 0; it keeps the files it was given.
-type okRunner struct{ files []sandbox.File }
+// okRunner is a Runner whose every step exits 0, in the user namespace mode userns; it
+// keeps the files it was given.
+type okRunner struct {
+	files  []sandbox.File
+	userns string
+}
 
 func (r *okRunner) ImageID(context.Context, string) (string, error) {
 	return "sha256:" + strings.Repeat("cd", 32), nil
@@ -22,7 +26,7 @@ func (r *okRunner) ImageID(context.Context, string) (string, error) {
 
 func (r *okRunner) Run(_ context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
 	r.files = spec.Files
-	res := &sandbox.Result{ImageID: "sha256:" + strings.Repeat("cd", 32), Collected: map[string][]byte{}}
+	res := &sandbox.Result{ImageID: "sha256:" + strings.Repeat("cd", 32), Collected: map[string][]byte{}, UserNS: r.userns}
 	for _, st := range spec.Steps {
 		res.Steps = append(res.Steps, sandbox.StepResult{Name: st.Name, Command: st.Command, OutputSHA256: schemas.Hash(nil).Hex()})
 	}
@@ -72,5 +76,31 @@ func TestRunRecordsSkippedLinks(t *testing.T) {
 	b, _ := json.Marshal(run)
 	if run.SkippedLinks != nil || strings.Contains(string(b), "skipped_links") {
 		t.Errorf("a run without skipped links writes the field: %s", b)
+	}
+}
+
+// The run record says which user namespace its container had (the sandbox's result).
+func TestRunRecordsTheUserNamespace(t *testing.T) {
+	st, err := data.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := registry.New(registry.Options{NPMUpstream: "http://127.0.0.1:1/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{InstanceID: "envgap__a__b-1", Side: SideBefore, Cutoff: schemas.MustParseCutoff("2026-11-30"),
+		Recipe:  schemas.Recipe{Ecosystem: schemas.EcosystemPython, ResolveCommand: "true", ReproCommand: "true", RunCommand: "true"},
+		Project: []File{{Path: "main.py", Content: []byte("print(1)\n"), Mode: 0o644}}}
+	for _, mode := range []string{sandbox.UserNSAuto, sandbox.UserNSNone} {
+		c := &Core{Runner: &okRunner{userns: mode}, Proxy: proxy, ProxyURL: "http://127.0.0.1:1", Store: st}
+		run, d, err := c.Run(context.Background(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stored map[string]any
+		if err := st.GetJSON(d, &stored); err != nil || run.UserNamespace != mode || stored["user_namespace"] != mode {
+			t.Errorf("mode %s: the run says %q, stored %v (%v)", mode, run.UserNamespace, stored["user_namespace"], err)
+		}
 	}
 }

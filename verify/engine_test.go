@@ -230,6 +230,10 @@ func TestVerifyPythonAgainstDateLimitedIndex(t *testing.T) {
 		}
 		return false
 	}
+	// The run says which user namespace its container had: the engine's.
+	if eng, ok := counter.Runner.(*sandbox.Engine); !ok || after.UserNamespace != eng.UserNS().Mode {
+		t.Errorf("the run's user_namespace %q; the runner %T", after.UserNamespace, counter.Runner)
+	}
 	if !has(after.D1, "demo-pkg", "==1.0") || !has(after.D2, "demo-pkg", "1.0") || !has(after.D3, "demo-pkg", "") {
 		t.Errorf("dependency layers: D1 %+v\nD2 %+v\nD3 %+v", after.D1, after.D2, after.D3)
 	}
