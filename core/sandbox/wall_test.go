@@ -152,8 +152,9 @@ func TestTheWallHolds(t *testing.T) {
 }
 
 // TestTheImagesWorkWithTheCoresCapabilities runs, in each evaluation image, what its steps
-// do as root with the capabilities left: apt's drop to _apt (setuid, setgid, groups),
-// chown and chmod of files of other users, a package installed by dpkg, and strace.
+// do as root with the capabilities left (and in the engine's user namespace): apt's drop
+// to _apt (setuid, setgid, groups), chown and chmod of files of other users, a package
+// installed by dpkg, strace, and the image's package tool offline (pip, npm, Maven, cc).
 func TestTheImagesWorkWithTheCoresCapabilities(t *testing.T) {
 	e, _ := needEngine(t)
 	script := `set -e
@@ -168,15 +169,37 @@ dpkg -i /tmp/probe.deb >/dev/null
 cat /usr/share/envgap-probe/hi
 su builder -s /bin/sh -c 'touch /home/builder/own && echo user-ok'
 if command -v strace >/dev/null; then strace -f -e trace=execve -o /tmp/tr true && grep -c execve /tmp/tr >/dev/null && echo strace-ok; else echo strace-ok; fi`
+	// What each image's package tool does as root, offline (in a user namespace too: the
+	// files it writes belong to the container's root): pip installs a wheel into the
+	// system's site-packages, npm a local package into a project and globally, Maven starts.
+	tools := map[string]string{
+		"envgap-python-eval": `python3 -c '
+import zipfile
+z = zipfile.ZipFile("/tmp/envgap_probe-1.0-py3-none-any.whl", "w")
+z.writestr("envgap_probe/__init__.py", "V = 1\n")
+z.writestr("envgap_probe-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: envgap-probe\nVersion: 1.0\n")
+z.writestr("envgap_probe-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+z.writestr("envgap_probe-1.0.dist-info/RECORD", "")
+z.close()'
+pip install --no-index --no-deps /tmp/envgap_probe-1.0-py3-none-any.whl >/tmp/pip.log 2>&1 || cat /tmp/pip.log
+cd / && python3 -c 'import envgap_probe; print("tool-ok", envgap_probe.V)'`,
+		"envgap-javascript-eval": `mkdir -p /tmp/np/dep /tmp/np/app && echo '{"name":"envgap-dep","version":"1.0.0"}' >/tmp/np/dep/package.json
+cd /tmp/np/app && echo '{"name":"app","version":"1.0.0"}' >package.json
+npm install --offline --no-audit --no-fund ../dep >/tmp/npm.log 2>&1 || cat /tmp/npm.log
+npm install -g --offline --no-audit --no-fund /tmp/np/dep >>/tmp/npm.log 2>&1 || cat /tmp/npm.log
+test -f node_modules/envgap-dep/package.json && test -e "$(npm root -g)/envgap-dep/package.json" && echo tool-ok 1`,
+		"envgap-java-eval": `mvn -o -q -v >/tmp/mvn.log 2>&1 && echo tool-ok 1 || cat /tmp/mvn.log`,
+		"envgap-cpp-eval":  `echo 'int main(){return 0;}' >/tmp/m.c && cc -o /tmp/m /tmp/m.c && /tmp/m && echo tool-ok 1`,
+	}
 	for _, img := range []string{"envgap-python-eval", "envgap-javascript-eval", "envgap-java-eval", "envgap-cpp-eval"} {
 		t.Run(img, func(t *testing.T) {
 			ref := "localhost/" + img + ":latest"
 			if _, err := e.ImageID(context.Background(), ref); err != nil {
 				testenv.Missing(t, "image %s: %v (make images)", ref, err)
 			}
-			res := run(t, e, Spec{Image: ref, Steps: []Step{{Name: "root work", Command: script, Timeout: 2 * time.Minute}}})
+			res := run(t, e, Spec{Image: ref, Steps: []Step{{Name: "root work", Command: script + "\n" + tools[img], Timeout: 2 * time.Minute}}})
 			sr := res.Steps[0]
-			for _, want := range []string{"42\n", "hi\n", "user-ok\n", "strace-ok\n"} {
+			for _, want := range []string{"42\n", "hi\n", "user-ok\n", "strace-ok\n", "tool-ok 1\n"} {
 				if sr.ExitCode != 0 || !strings.Contains(string(sr.Output), want) {
 					t.Fatalf("exit %d, output %q: want %q", sr.ExitCode, sr.Output, want)
 				}
