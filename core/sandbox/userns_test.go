@@ -190,3 +190,39 @@ func TestBoxLinksAreNotFollowedWhenGiven(t *testing.T) {
 		t.Error("the box's directory is the host root's")
 	}
 }
+
+// TestIDMapsAndPodmanWithoutSubordinateIDs: a map's host ids, what it maps, the identity;
+// and Podman's refusal for want of subordinate ids turns the engine's containers to none,
+// saying why (another error does not).
+func TestIDMapsAndPodmanWithoutSubordinateIDs(t *testing.T) {
+	m := idMap{{0, 2147483647, 65536}}
+	if h, ok := m.host(0); !ok || h != 2147483647 {
+		t.Errorf("host(0) = %d %v", h, ok)
+	}
+	if h, ok := m.host(65535); !ok || h != 2147483647+65535 {
+		t.Errorf("host(65535) = %d %v", h, ok)
+	}
+	if _, ok := m.host(65536); ok {
+		t.Error("65536 is mapped")
+	}
+	if m.mapped(0) || !m.mapped(2147483647) || m.mapped(2147483647+65536) || m.identity() {
+		t.Errorf("mapped: %v %v %v, identity %v", m.mapped(0), m.mapped(2147483647), m.mapped(2147483647+65536), m.identity())
+	}
+	if !(idMap{{0, 0, 4294967295}}).identity() {
+		t.Error("the identity is not")
+	}
+	e := &Engine{host: "unix:///test-" + t.Name(), userns: UserNS{Mode: UserNSAuto}}
+	t.Cleanup(func() { usernsCache.Delete(e.host) })
+	if e.noSubordinateIDs(errors.New("creating the container: some other failure")) || e.usernsMode() != UserNSAuto {
+		t.Fatal("another error turned the user namespace off")
+	}
+	if !e.noSubordinateIDs(errors.New("creating the container: Error response from daemon: cannot find mappings for user containers: no subuid ranges found for user \"containers\" in /etc/subuid")) {
+		t.Fatal("Podman's refusal was not recognised")
+	}
+	if u := e.UserNS(); u.Mode != UserNSNone || !strings.Contains(u.Why, "setup-engine.sh") {
+		t.Errorf("after the refusal: %+v", u)
+	}
+	if c, ok := usernsCache.Load(e.host); !ok || c.(UserNS).Mode != UserNSNone {
+		t.Errorf("not kept for the engine: %+v", c)
+	}
+}
