@@ -138,6 +138,7 @@ func TestRunModelAgent(t *testing.T) {
 	base := serveScript(t, `{"model":"scripted-test","conversations":[
 	 {"match":"Your previous attempt was scored","turns":[
 	  {"tool_calls":[{"name":"write_file","input":{"path":"requirements.txt","content":"tabulate==0.9.0\n"}}],"usage":{"input_tokens":500,"output_tokens":20}},
+	  {"tool_calls":[{"name":"bash","input":{"command":"printf '' >> requirements.txt && echo still-writable"}}],"usage":{"input_tokens":0,"output_tokens":0}},
 	  {"tool_calls":[{"name":"finish","input":{}}],"usage":{"input_tokens":600,"output_tokens":5}}]},
 	 {"match":"","turns":[
 	  {"tool_calls":[{"name":"bash","input":{"command":"pwd; cat requirements.txt; echo $PIP_INDEX_URL | grep -c ."}}],"usage":{"input_tokens":400,"output_tokens":10}},
@@ -158,7 +159,7 @@ func TestRunModelAgent(t *testing.T) {
 	}
 	a1, a2 := rf[0].Agent, rf[1].Agent
 	if a1.Model != "scripted-test" || a1.Turns != 4 || a1.InputTokens != 1820 || a1.OutputTokens != 33 || a1.Stop != "no_tools" ||
-		a2.Turns != 2 || a2.Stop != "finished" || a2.InputTokens != 1100 {
+		a2.Turns != 3 || a2.Stop != "finished" || a2.InputTokens != 1100 {
 		t.Fatalf("agent records: %+v %+v", a1, a2)
 	}
 	if want := (1820*2.0 + 33*10.0) / 1e6; rf[0].CostUSD == nil || *rf[0].CostUSD != want {
@@ -181,6 +182,12 @@ func TestRunModelAgent(t *testing.T) {
 		if !strings.Contains(string(traj), want) {
 			t.Errorf("the trajectory lacks %q:\n%s", want, traj)
 		}
+	}
+
+	// What write_file wrote (the harness, as the host's root) the box's commands can still
+	// change (in a user namespace it was given to the box's root).
+	if traj2, err := os.ReadFile(filepath.Join(res, "model", "agent", evalControl, "run-1", "attempt-2.trajectory")); err != nil || !strings.Contains(string(traj2), `exit code 0\nstill-writable`) {
+		t.Errorf("attempt 2's box could not change what write_file wrote: %v\n%s", err, traj2)
 	}
 
 	// The same attempt in ATIF beside it: valid, its tool calls and outputs as steps, the
