@@ -2,19 +2,35 @@ package core
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 )
 
 // Gate bounds how many runs execute their steps at once. A run that carries a gate
 // (Spec.Gate) has its container created, its files copied and the container started
 // outside the gate, waits at the gate, runs its steps inside it, and leaves before its
-// outputs are collected and the container removed. A stage that runs more runs than the
-// gate admits (its --jobs) keeps the next run's container ready while the current steps
-// run, so the engine's own work (create, copy, start, collect, remove: about a second a
-// run on Podman) is done beside the steps instead of between them. The gate decides when
-// steps run, never what they do: a run's result is the same with or without one.
+// outputs are collected. A stage that runs more runs than the gate admits (its --jobs)
+// keeps the next runs' containers ready while the current steps run, so the engine's own
+// work (create, copy, start, collect, remove: about a second a run on Podman) is done
+// beside the steps instead of between them:
+//
+//   - the containers of one engine are prepared (created, filled, started) one at a time,
+//     in turn (the engine starts them one at a time anyway: the first is ready sooner);
+//   - with RemoveInBackground, a run returns once its outputs are collected, its
+//     container removed in the background; Wait waits for those removals and returns
+//     their faults.
+//
+// The gate decides when steps run, never what they do: a run's result is the same with or
+// without one.
 type Gate struct {
 	slots chan struct{}
+	later bool // RemoveInBackground
+
+	mu       sync.Mutex
+	lanes    map[*Core]chan struct{} // one container prepared at a time per engine
+	removals sync.WaitGroup
+	errs     []error // removals that failed
 }
 
 // NewGate returns a gate that admits n runs at once (at least 1).
@@ -22,16 +38,69 @@ func NewGate(n int) *Gate {
 	return &Gate{slots: make(chan struct{}, max(n, 1))}
 }
 
+// RemoveInBackground makes the runs that go through g return once their outputs are
+// collected, their containers removed in the background; the caller then calls Wait before
+// it reports (its wall time includes the last removals, as it did before). It returns g.
+func (g *Gate) RemoveInBackground() *Gate {
+	g.later = true
+	return g
+}
+
 // Enter waits for a place (or for ctx to end) and returns the func that leaves it; the
 // func may be called more than once.
 func (g *Gate) Enter(ctx context.Context) (func(), error) {
+	return enter(ctx, g.slots)
+}
+
+func enter(ctx context.Context, ch chan struct{}) (func(), error) {
 	select {
-	case g.slots <- struct{}{}:
+	case ch <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	var once sync.Once
-	return func() { once.Do(func() { <-g.slots }) }, nil
+	return func() { once.Do(func() { <-ch }) }, nil
+}
+
+// prepare returns the Prepare hook of c's runs: one container of c's engine is
+// prepared at a time, in the order the runs asked (a channel's waiting senders go first
+// come, first served).
+func (g *Gate) prepare(c *Core) func(context.Context) (func(), error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lanes == nil {
+		g.lanes = map[*Core]chan struct{}{}
+	}
+	lane := g.lanes[c]
+	if lane == nil {
+		lane = make(chan struct{}, 1)
+		g.lanes[c] = lane
+	}
+	return func(ctx context.Context) (func(), error) { return enter(ctx, lane) }
+}
+
+// removing notes the removal of a run's container (what names the run), going on in the
+// background: Wait waits for it.
+func (g *Gate) removing(what string, removed <-chan error) {
+	g.removals.Add(1)
+	go func() {
+		defer g.removals.Done()
+		if err := <-removed; err != nil {
+			g.mu.Lock()
+			g.errs = append(g.errs, fmt.Errorf("%s: %w", what, err))
+			g.mu.Unlock()
+		}
+	}()
+}
+
+// Wait waits for the removals of the containers of the runs that went through the gate
+// (RemoveInBackground) and returns the faults of those that failed (a container left behind: the next envgap
+// command that opens the engine removes it).
+func (g *Gate) Wait() error {
+	g.removals.Wait()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return errors.Join(g.errs...)
 }
 
 // Ahead is how many runs a stage keeps in flight for a gate of jobs places: each place

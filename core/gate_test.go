@@ -3,9 +3,11 @@ package core
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestGateAdmitsItsPlacesAndNoMore(t *testing.T) {
@@ -72,5 +74,65 @@ func TestGateBoundsConcurrentHolders(t *testing.T) {
 	}
 	if NewGate(0) == nil || cap(NewGate(0).slots) != 1 || Ahead(0) != 2 || Ahead(3) != 6 {
 		t.Fatal("a gate has at least one place; Ahead is two runs a place")
+	}
+}
+
+// TestGatePrepareLaneAndRemovals: one container of an engine (core) is prepared at a
+// time, another engine's beside it; Wait waits for every removal noted and returns the
+// failed ones, naming their runs.
+func TestGatePrepareLaneAndRemovals(t *testing.T) {
+	g := NewGate(4).RemoveInBackground()
+	if !g.later {
+		t.Fatal("RemoveInBackground did not mark the gate")
+	}
+	a, b := &Core{}, &Core{}
+	ctx := context.Background()
+	done, err := g.prepare(a)(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := g.prepare(a)(cctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a second container of the same engine prepared at once: %v", err)
+	}
+	doneB, err := g.prepare(b)(ctx)
+	if err != nil {
+		t.Fatalf("another engine's container waits for the first engine's: %v", err)
+	}
+	done()
+	done() // leaving twice frees the lane once
+	doneB()
+	d1, err := g.prepare(a)(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx2, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel2()
+	if _, err := g.prepare(a)(cctx2); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a lane left twice admitted two: %v", err)
+	}
+	d1()
+
+	ok, bad, slow := make(chan error, 1), make(chan error, 1), make(chan error, 1)
+	g.removing("x1: removing the before side's container", ok)
+	g.removing("x2: removing the after side's container", bad)
+	g.removing("x3: removing the after side's container", slow)
+	ok <- nil
+	bad <- errors.New("engine said no")
+	waited := make(chan error, 1)
+	go func() { waited <- g.Wait() }()
+	select {
+	case err := <-waited:
+		t.Fatalf("Wait returned (%v) before every removal ended", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	slow <- nil
+	err = <-waited
+	if err == nil || !strings.Contains(err.Error(), "x2: removing the after side's container: engine said no") || strings.Contains(err.Error(), "x1") || strings.Contains(err.Error(), "x3") {
+		t.Fatalf("Wait = %v, want the failed removal alone, named", err)
+	}
+	if err := NewGate(1).Wait(); err != nil {
+		t.Fatalf("a gate with no removals: %v", err)
 	}
 }

@@ -96,9 +96,9 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 	if spec.Side != SideBefore {
 		collect = []string{EvidenceDir}
 	}
-	var gate func(context.Context) (func(), error)
+	var gate, prepare func(context.Context) (func(), error)
 	if spec.Gate != nil {
-		gate = spec.Gate.Enter
+		gate, prepare = spec.Gate.Enter, spec.Gate.prepare(c)
 	}
 	sess := c.Proxy.NewSession(cutoff)
 	started := c.now()
@@ -112,9 +112,20 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 		Collect:     collect,
 		Limits:      spec.Limits,
 		Gate:        gate,
+		Prepare:     prepare,
+		RemoveLater: spec.Gate != nil && spec.Gate.later,
 		Labels:      map[string]string{"org.envgap.instance": spec.InstanceID, "org.envgap.side": string(spec.Side)},
 		Started:     c.bindSession(sess),
 	})
+	if runErr == nil && res.Removed != nil {
+		// The container is still being removed: the gate's Wait waits for it.
+		what := fmt.Sprintf("removing the %s side's container", spec.Side)
+		if spec.Gate != nil && spec.Gate.later {
+			spec.Gate.removing(spec.InstanceID+": "+what, res.Removed)
+		} else if err := <-res.Removed; err != nil {
+			runErr = fmt.Errorf("%s: %w", what, err)
+		}
+	}
 	regRec := sess.Close()
 	var refused []schemas.ConnectionCount
 	if door != nil {

@@ -2,8 +2,12 @@ package verify
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/envgap/envgap/core"
 	"github.com/envgap/envgap/core/registry"
@@ -102,5 +106,83 @@ func TestGatedVerifyDecidesAsSerial(t *testing.T) {
 		if len(verdicts[true]) != 7 || verdicts[true]["envgap__codex__javascript-t3-5"] == verdicts[true]["envgap__codex__javascript-t3-1"] {
 			t.Errorf("the candidates do not reach different verdicts: %v", verdicts[true])
 		}
+	}
+}
+
+// lateRunner answers as fakeRunner does and, for a spec with RemoveLater, returns before
+// its "container" is removed: the removal ends when the test says, and fails for the after
+// side of the candidate named bad.
+type lateRunner struct {
+	fakeRunner
+	bad     string
+	release chan struct{}
+	asked   atomic.Int64
+}
+
+func (l *lateRunner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
+	res, err := l.fakeRunner.Run(ctx, spec)
+	if err != nil || !spec.RemoveLater {
+		return res, err
+	}
+	l.asked.Add(1)
+	removed := make(chan error, 1)
+	res.Removed = removed
+	var rerr error
+	if spec.Labels["org.envgap.instance"] == l.bad && spec.Labels["org.envgap.side"] == string(core.SideAfter) {
+		rerr = errors.New("engine said no")
+	}
+	go func() {
+		<-l.release
+		removed <- rerr
+	}()
+	return res, nil
+}
+
+// TestVerifyWaitsForLateRemovals: verify (gated) lets runs return before their
+// containers are removed, returns only once every removal ended, and reports a removal
+// that failed as its error, naming the candidate and side, its verdicts kept.
+func TestVerifyWaitsForLateRemovals(t *testing.T) {
+	st, _ := catalog.Open(t.TempDir())
+	cands := benchCandidates(3)
+	if _, err := st.AddCandidateSet("late", "late", cands, nil); err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := registry.New(registry.Options{NPMUpstream: "http://127.0.0.1:1/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr := &lateRunner{bad: cands[1].InstanceID, release: make(chan struct{})}
+	stage := &Stage{Store: st, Cores: []*core.Core{{Runner: lr, Proxy: proxy, ProxyURL: "http://127.0.0.1:1", Store: st}}}
+	type ran struct {
+		rep *Report
+		err error
+	}
+	out := make(chan ran, 1)
+	go func() {
+		rep, err := stage.Run(context.Background(), Options{Jobs: 2})
+		out <- ran{rep, err}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for lr.asked.Load() < int64(2*len(cands)) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case r := <-out:
+		t.Fatalf("verify returned (%v) before its containers were removed", r.err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(lr.release)
+	r := <-out
+	want := cands[1].InstanceID + ": removing the after side's container: engine said no"
+	if r.err == nil || !strings.Contains(r.err.Error(), want) || r.rep == nil || r.rep.Ran != len(cands) || r.rep.Failed != 0 {
+		t.Fatalf("got %+v, %v; want every candidate decided and the error %q", r.rep, r.err, want)
+	}
+	for _, c := range cands {
+		if _, _, err := st.Verdict(c.InstanceID); err != nil {
+			t.Errorf("%s: no verdict: %v", c.InstanceID, err)
+		}
+	}
+	if lr.asked.Load() != int64(2*len(cands)) {
+		t.Errorf("%d runs asked to remove later, want %d", lr.asked.Load(), 2*len(cands))
 	}
 }

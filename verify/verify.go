@@ -144,7 +144,7 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 	done := 0
 	var down core.Unresponsive // engines that stopped answering
 	start := opts.Now()
-	gate, inFlight := core.NewGate(opts.Jobs), core.Ahead(opts.Jobs)
+	gate, inFlight := core.NewGate(opts.Jobs).RemoveInBackground(), core.Ahead(opts.Jobs)
 	if opts.serial {
 		gate, inFlight = nil, opts.Jobs
 	}
@@ -191,6 +191,15 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 		_ = p.Wait()
 	}
+	// The containers of the last runs are still being removed: the command waits for
+	// them, and a container left behind is a fault of the run (not of a candidate: its
+	// verdict stands).
+	var removeErr error
+	if gate != nil {
+		if err := gate.Wait(); err != nil {
+			removeErr = fmt.Errorf("verify: containers not removed (the next envgap command that opens the engine removes them): %w", err)
+		}
+	}
 	for i, r := range rep.Results {
 		if r.InstanceID == "" || r.deferred {
 			rep.Results[i] = Result{InstanceID: todo[i].InstanceID, Error: "not run: interrupted"}
@@ -205,9 +214,12 @@ func (s *Stage) Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	if err := ctx.Err(); err != nil {
+		if removeErr != nil {
+			err = errors.Join(err, removeErr)
+		}
 		return rep, err
 	}
-	return rep, nil
+	return rep, removeErr
 }
 
 // selectCandidates returns the candidates to verify.

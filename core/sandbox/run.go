@@ -11,13 +11,13 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/strslice"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -39,32 +39,35 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 		return nil, fmt.Errorf("packing files: %w", err)
 	}
 	ct := callTimeout(spec.Limits.StepTimeout)
-	var img image.InspectResponse
-	err = e.call(ctx, ct, time.Time{}, "inspecting image "+spec.Image, func(ctx context.Context) (err error) {
-		img, err = e.cli.ImageInspect(ctx, spec.Image)
-		return err
-	})
-	if err != nil {
-		if errdefs.IsNotFound(err) {
-			return nil, fmt.Errorf("%w: %s is not on the engine at %s: run `envgap build-images`", ErrImageMissing, spec.Image, e.host)
+	prepared := func() {}
+	if spec.Prepare != nil {
+		done, err := spec.Prepare(ctx)
+		if err != nil {
+			return nil, err
 		}
-		return nil, err
+		if done != nil {
+			var once sync.Once
+			prepared = func() { once.Do(done) }
+		}
 	}
+	defer prepared()
+	// The image is not inspected first: a missing one fails the create, and the image the
+	// container runs is read from the container's inspection (one call less a run).
 	id, userns, err := e.create(ctx, ct, spec)
 	if err != nil {
-		return nil, err
+		return nil, e.missingImage(ctx, ct, spec.Image, err)
 	}
 	defer func() {
-		// A cancelled run or a frozen engine does not wait long for the removal: the
-		// container is left to the next command's sweep (its owner is gone by then).
-		d := cleanupTimeout
-		if ctx.Err() != nil || errors.Is(err, ErrEngineUnresponsive) {
-			d = abandonTimeout
+		prepared()
+		if err == nil && spec.RemoveLater {
+			// The results are complete: the removal goes on in the background, with the
+			// time of a run that ended well (the caller may end ctx once Run returned).
+			removed := make(chan error, 1)
+			res.Removed = removed
+			go func() { removed <- e.remove(context.WithoutCancel(ctx), id, nil) }()
+			return
 		}
-		rerr := e.call(context.Background(), d, time.Time{}, "removing container "+shortID(id), func(cctx context.Context) error {
-			return e.removeContainer(cctx, id)
-		})
-		if rerr != nil && !errdefs.IsNotFound(rerr) {
+		if rerr := e.remove(ctx, id, err); rerr != nil {
 			res, err = nil, errors.Join(err, rerr)
 		}
 	}()
@@ -90,6 +93,7 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 	if err := e.started(id, spec, disk.ins); err != nil {
 		return nil, err
 	}
+	prepared()
 	leave := func() {}
 	if spec.Gate != nil {
 		if leave, err = spec.Gate(ctx); err != nil {
@@ -105,7 +109,7 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 			return nil, fmt.Errorf("%w at %s: a call of another run got no answer while this one waited to start its steps (frozen or overloaded? the next envgap command that opens it removes what this run left behind)", ErrEngineUnresponsive, e.host)
 		}
 	}
-	res = &Result{ImageID: img.ID, ContainerID: id, Collected: map[string][]byte{}, UserNS: userns}
+	res = &Result{ImageID: disk.ins.Image, ContainerID: id, Collected: map[string][]byte{}, UserNS: userns}
 	killed := false
 	for _, st := range spec.Steps {
 		if killed {
@@ -126,6 +130,41 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// missingImage is the error of a create that failed (err): ErrImageMissing when the image
+// is not on the engine (a create's "not found" may also be the network's, so the image is
+// asked), else err.
+func (e *Engine) missingImage(ctx context.Context, ct time.Duration, ref string, err error) error {
+	if !errdefs.IsNotFound(err) {
+		return err
+	}
+	ierr := e.call(ctx, ct, time.Time{}, "inspecting image "+ref, func(ctx context.Context) error {
+		_, err := e.cli.ImageInspect(ctx, ref)
+		return err
+	})
+	if errdefs.IsNotFound(ierr) {
+		return fmt.Errorf("%w: %s is not on the engine at %s: run `envgap build-images`", ErrImageMissing, ref, e.host)
+	}
+	return err
+}
+
+// remove removes a run's container (gone already is no error). A cancelled run (ctx
+// ended) or a frozen engine (runErr, the run's error, wraps ErrEngineUnresponsive) does not
+// wait long for the removal: the container is left to the next command's sweep (its
+// owner is gone by then).
+func (e *Engine) remove(ctx context.Context, id string, runErr error) error {
+	d := cleanupTimeout
+	if ctx.Err() != nil || errors.Is(runErr, ErrEngineUnresponsive) {
+		d = abandonTimeout
+	}
+	err := e.call(context.Background(), d, time.Time{}, "removing container "+shortID(id), func(cctx context.Context) error {
+		return e.removeContainer(cctx, id)
+	})
+	if err != nil && !errdefs.IsNotFound(err) {
+		return err
+	}
+	return nil
 }
 
 // create creates spec's container and returns its id and its user namespace mode (see

@@ -251,6 +251,19 @@ type Spec struct {
 	// after a call of the engine went unanswered (the engine's last answer was none) does
 	// not start its steps: its error wraps ErrEngineUnresponsive.
 	Gate func(ctx context.Context) (leave func(), err error)
+	// Prepare, when set, is entered before the container is created and left once it is
+	// started (or the run failed before): a caller lets the engine prepare one container
+	// at a time with it, in turn. Podman starts containers one at a time anyway (four
+	// started at once are all ready after about 600 ms, one after about 150 ms here), so
+	// the first of several runs is ready sooner and the others no later. Its error ends
+	// the run.
+	Prepare func(ctx context.Context) (done func(), err error)
+	// RemoveLater lets Run return as soon as the outputs are collected: the container is
+	// removed in the background, and Result.Removed reports the removal's end (its error,
+	// nil when removed). A run that ends in an error removes its container before Run
+	// returns, as without it. The caller must wait for Result.Removed (the command waits
+	// for its containers' removals before it exits).
+	RemoveLater bool
 }
 
 // ErrStartedHook wraps the error of a Spec's or BoxSpec's Started hook.
@@ -288,6 +301,10 @@ type Result struct {
 	// UserNS is the user namespace the container ran in: UserNSAuto, UserNSRemap, or
 	// UserNSNone (its root was the host's root; the engine's UserNS says why).
 	UserNS string
+	// Removed, for a spec with RemoveLater, receives the container's removal's error (nil
+	// when it was removed) once, when the removal ends. Nil: the container was removed
+	// before Run returned.
+	Removed <-chan error
 }
 
 // validate checks a spec without the engine and fills defaults.
