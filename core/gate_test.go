@@ -77,11 +77,37 @@ func TestGateBoundsConcurrentHolders(t *testing.T) {
 	}
 }
 
-// TestGatePrepareLaneAndRemovals: one container of an engine (core) is prepared at a
-// time, another engine's beside it; Wait waits for every removal noted and returns the
-// failed ones, naming their runs.
+// TestGatePrepareLaneAndRemovals: as many containers of an engine (core) as the gate has
+// places are prepared at a time, another engine's beside them; Wait waits for every
+// removal noted and returns the failed ones, naming their runs.
 func TestGatePrepareLaneAndRemovals(t *testing.T) {
-	g := NewGate(4).RemoveInBackground()
+	g2 := NewGate(2)
+	var dones []func()
+	for range 2 {
+		d, err := g2.prepare(&Core{})(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dones = append(dones, d)
+	}
+	c := &Core{}
+	for range 2 {
+		d, err := g2.prepare(c)(context.Background())
+		if err != nil {
+			t.Fatalf("a gate of 2 places prepares 2 containers of an engine at once: %v", err)
+		}
+		dones = append(dones, d)
+	}
+	full, cancelFull := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancelFull()
+	if _, err := g2.prepare(c)(full); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a gate of 2 places prepared a third container of an engine at once: %v", err)
+	}
+	for _, d := range dones {
+		d()
+	}
+
+	g := NewGate(1).RemoveInBackground()
 	if !g.later {
 		t.Fatal("RemoveInBackground did not mark the gate")
 	}
