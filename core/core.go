@@ -111,9 +111,10 @@ type Core struct {
 	// the address the sandbox reports once the container started).
 	SessionsByID bool
 
-	allowMu  sync.Mutex
-	allow    map[string][]string // image id -> allowlist
-	allowRef map[string]string   // image reference -> the id its allowlist was last read for
+	allowMu   sync.Mutex
+	allow     map[string][]string      // image id -> allowlist
+	allowRef  map[string]string        // image reference -> the id its allowlist was last read for
+	allowBusy map[string]chan struct{} // image id -> closed when the probe reading it ends
 }
 
 // ImageRef returns the engine reference of a card image name.
@@ -276,29 +277,71 @@ func (c *Core) Allowlist(ctx context.Context, name string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.allowMu.Lock()
-	hosts, ok := c.allow[id]
-	c.allowMu.Unlock()
-	if ok {
-		return hosts, nil
+	return c.allowlistFor(ctx, c.Runner, ref, id)
+}
+
+// allowlistFor returns the allowlist of image id (reference ref), running its probe with
+// r when it was not read yet. Runs that ask at once (the first runs of a verify) wait for
+// one probe instead of each running its own; when it fails, each tries in turn.
+func (c *Core) allowlistFor(ctx context.Context, r egress.Runner, ref, id string) ([]string, error) {
+	for {
+		c.allowMu.Lock()
+		if hosts, ok := c.allow[id]; ok {
+			c.allowMu.Unlock()
+			return hosts, nil
+		}
+		if busy := c.allowBusy[id]; busy != nil {
+			c.allowMu.Unlock()
+			select {
+			case <-busy:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		busy := make(chan struct{})
+		if c.allowBusy == nil {
+			c.allowBusy = map[string]chan struct{}{}
+		}
+		c.allowBusy[id] = busy
+		c.allowMu.Unlock()
+		hosts, err := egress.ImageHosts(ctx, r, ref)
+		c.allowMu.Lock()
+		delete(c.allowBusy, id)
+		close(busy)
+		if err == nil {
+			if c.allow == nil {
+				c.allow = map[string][]string{}
+			}
+			c.allow[id] = hosts
+		}
+		c.allowMu.Unlock()
+		return hosts, err
 	}
-	hosts, err = egress.ImageHosts(ctx, c.Runner, ref)
-	if err != nil {
-		return nil, err
+}
+
+// laterRunner runs a probe for a run that goes through a gate that removes in the
+// background (Gate.RemoveInBackground): the probe's container is removed beside the run
+// that waited for it, and the gate's Wait waits for that removal too.
+type laterRunner struct {
+	Runner
+	gate *Gate
+}
+
+func (l laterRunner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
+	spec.RemoveLater = true
+	res, err := l.Runner.Run(ctx, spec)
+	if err == nil && res.Removed != nil {
+		l.gate.removing("removing the container that read "+spec.Image+"'s package sources", res.Removed)
 	}
-	c.allowMu.Lock()
-	if c.allow == nil {
-		c.allow = map[string][]string{}
-	}
-	c.allow[id] = hosts
-	c.allowMu.Unlock()
-	return hosts, nil
+	return res, err
 }
 
 // allowlistOf is Allowlist for a run, which reports the id of the image it ran on: the
 // allowlist of the id the reference had when last asked, without asking the engine again
-// (the run checks the id afterwards, see Run). It returns that id.
-func (c *Core) allowlistOf(ctx context.Context, name string) ([]string, string, error) {
+// (the run checks the id afterwards, see Run). It returns that id. A probe it runs for a
+// run through gate is removed as the gate's runs are (Gate.RemoveInBackground).
+func (c *Core) allowlistOf(ctx context.Context, name string, gate *Gate) ([]string, string, error) {
 	ref := c.ImageRef(name)
 	c.allowMu.Lock()
 	id, ok := c.allowRef[ref]
@@ -311,7 +354,11 @@ func (c *Core) allowlistOf(ctx context.Context, name string) ([]string, string, 
 	if err != nil {
 		return nil, "", err
 	}
-	hosts, err = c.Allowlist(ctx, name)
+	var r egress.Runner = c.Runner
+	if gate != nil && gate.later {
+		r = laterRunner{c.Runner, gate}
+	}
+	hosts, err = c.allowlistFor(ctx, r, ref, id)
 	if err != nil {
 		return nil, "", err
 	}

@@ -80,7 +80,7 @@ func (c *Core) Run(ctx context.Context, spec Spec) (*schemas.Run, schemas.Digest
 	var doorErr error
 	if c.Door != nil {
 		var allow []string
-		if allow, doorImage, doorErr = c.allowlistOf(ctx, r.Image); doorErr == nil {
+		if allow, doorImage, doorErr = c.allowlistOf(ctx, r.Image, spec.Gate); doorErr == nil {
 			door, doorEnv, doorFiles, doorErr = c.openDoor(allow, nil)
 		}
 	}

@@ -9,7 +9,9 @@
 //  1. checks the spec without touching the engine: file paths must be
 //     relative, clean and inside WorkDir (no absolute path, no `..`), WorkDir
 //     absolute; a bad spec is an error before anything is created;
-//  2. checks the image exists (ErrImageMissing otherwise: run `envgap build-images`);
+//  2. waits for Spec.Prepare, if any (a caller's turn to prepare a container); a missing
+//     image fails the create below (ErrImageMissing: run `envgap build-images`), and
+//     Result.ImageID is the image of the created container's inspection;
 //  3. creates one container: `sleep infinity` under the engine's init
 //     process, the spec's network ("none" by default, or with network: the
 //     engine's sandbox network, never its default bridge; see HostAddress and
@@ -27,7 +29,9 @@
 //  6. copies the Collect paths out, up to Limits.CollectBytes in total;
 //  7. removes the container (force) with a fresh context, also when ctx was
 //     cancelled or the run failed (then within a few seconds: what is left is
-//     swept by the next command, see below).
+//     swept by the next command, see below). With Spec.RemoveLater, a run that went
+//     well returns before: the removal goes on in the background and Result.Removed
+//     reports its end (the caller waits for it).
 //
 // # The wall
 //
