@@ -130,11 +130,7 @@ func (e *Engine) askPodman(ctx context.Context) (bool, error) {
 	if u, err := url.Parse(e.cli.DaemonHost()); err == nil && u.Scheme == "unix" {
 		var podman bool
 		err := e.call(ctx, maxCallTimeout, time.Time{}, "pinging the engine", func(ctx context.Context) error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://engine/_ping", nil)
-			if err != nil {
-				return err
-			}
-			resp, err := e.cli.HTTPClient().Do(req)
+			resp, err := e.engineGet(ctx, "/_ping")
 			if err != nil {
 				return err
 			}
@@ -206,11 +202,7 @@ func (e *Engine) podmanIDMaps(ctx context.Context, id string) (idMap, idMap, err
 		} `json:"HostConfig"`
 	}
 	err := e.call(ctx, maxCallTimeout, time.Time{}, "inspecting container "+shortID(id)+" (libpod)", func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://engine/v4.0.0/libpod/containers/"+url.PathEscape(id)+"/json", nil)
-		if err != nil {
-			return err
-		}
-		resp, err := e.cli.HTTPClient().Do(req)
+		resp, err := e.engineGet(ctx, "/v4.0.0/libpod/containers/"+url.PathEscape(id)+"/json")
 		if err != nil {
 			return err
 		}

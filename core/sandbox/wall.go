@@ -175,6 +175,16 @@ func (e *Engine) local() bool {
 	return err == nil && fi.Mode()&os.ModeSocket != 0
 }
 
+// engineGet sends a GET for path (an API path of the engine's own, such as "/_ping" or
+// libpod's) through the engine's client; the caller closes the answer's body.
+func (e *Engine) engineGet(ctx context.Context, path string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://engine"+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	return e.cli.HTTPClient().Do(req)
+}
+
 // bridgeOf returns the host interface of a bridge network: Podman names it in its own API
 // (libpod's network_interface), Docker in the network's options or as br-<id>.
 func (e *Engine) bridgeOf(ctx context.Context, nw network.Inspect) (string, error) {
@@ -183,11 +193,7 @@ func (e *Engine) bridgeOf(ctx context.Context, nw network.Inspect) (string, erro
 	}
 	var iface string
 	err := e.call(ctx, maxCallTimeout, time.Time{}, "inspecting network "+nw.Name+" (libpod)", func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://engine/v4.0.0/libpod/networks/"+url.PathEscape(nw.Name)+"/json", nil)
-		if err != nil {
-			return err
-		}
-		resp, err := e.cli.HTTPClient().Do(req)
+		resp, err := e.engineGet(ctx, "/v4.0.0/libpod/networks/"+url.PathEscape(nw.Name)+"/json")
 		if err != nil {
 			return err
 		}
