@@ -65,27 +65,31 @@ func runSandboxCheck(c *cobra.Command, f *factory, opts *sandboxCheckOptions) er
 	if image == "" {
 		image = schemas.ImageRef("envgap-python-eval")
 	}
-	// The wall's probes and the door's at once (their own containers and listeners).
-	var doorProbes []sandbox.Probe
-	doorErr := make(chan error, 1)
+	// The wall's probes, the door's and the registry's at once (each with its own
+	// containers, listeners and sessions); the table keeps that order.
+	var doorProbes, regProbes []sandbox.Probe
+	doorErr, regErr := make(chan error, 1), make(chan error, 1)
 	go func() {
 		var err error
 		doorProbes, err = egress.CheckDoor(c.Context(), eng, image, nil)
 		doorErr <- err
 	}()
+	go func() {
+		var err error
+		regProbes, err = core.CheckRegistrySessions(c.Context(), eng, image)
+		regErr <- err
+	}()
 	probes, err := eng.CheckWall(c.Context(), image)
 	if derr := <-doorErr; err == nil && derr != nil {
 		err = fmt.Errorf("probing the egress door: %w", derr)
 	}
+	if rerr := <-regErr; err == nil && rerr != nil {
+		err = fmt.Errorf("registry session probes: %w", rerr)
+	}
 	if err != nil {
 		return err
 	}
-	probes = append(probes, doorProbes...)
-	regProbes, err := core.CheckRegistrySessions(c.Context(), eng, image)
-	if err != nil {
-		return fmt.Errorf("registry session probes: %w", err)
-	}
-	probes = append(probes, regProbes...)
+	probes = append(append(probes, doorProbes...), regProbes...)
 	leaks, warnings := 0, 0
 	for _, p := range probes {
 		if p.Leak {
