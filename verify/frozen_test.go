@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -92,7 +93,9 @@ func TestFrozenEngineEndsVerify(t *testing.T) {
 	select {
 	case r := <-done:
 		t.Logf("verify ended %s after the freeze", time.Since(frozeAt).Round(time.Millisecond))
-		if r.err != nil {
+		// A container whose removal went on in the background when the engine froze is left
+		// to the next command's sweep, and said so; any other error fails.
+		if r.err != nil && !(errors.Is(r.err, sandbox.ErrEngineUnresponsive) && strings.Contains(r.err.Error(), "containers not removed")) {
 			t.Fatal(r.err)
 		}
 		if r.rep.Failed != len(ids) {

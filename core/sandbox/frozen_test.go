@@ -131,3 +131,48 @@ func TestGatedRunAfterAnUnansweredCall(t *testing.T) {
 		t.Fatalf("the next gated run: %v %+v", err, res)
 	}
 }
+
+// TestBackgroundRemovalGivesUpOnAnUnresponsiveEngine: the removal of a run that ended well
+// goes on after Run returned (RemoveLater), with a minute's time. When the engine freezes
+// meanwhile and a call of another run finds it unresponsive, the removal gives up soon
+// (ErrEngineUnresponsive, the container left to the next command's sweep) instead of keeping
+// the stage, which waits for its removals, that minute longer.
+func TestBackgroundRemovalGivesUpOnAnUnresponsiveEngine(t *testing.T) {
+	real, img := needEngine(t)
+	f, host := sandboxtest.New(t)
+	e, err := Connect(context.Background(), host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	labels := testLabels(t)
+	t.Cleanup(func() {
+		for _, c := range containersWith(t, real, labels) {
+			real.cli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true})
+		}
+	})
+	// A container of the run, created and started through the freezer.
+	id, _, err := e.create(context.Background(), time.Minute, Spec{Image: img, Labels: labels, Shell: []string{"sh", "-c"}, WorkDir: "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Freeze()
+	removed := make(chan error, 1)
+	start := time.Now()
+	go func() { removed <- e.removeInBackground(id) }()
+	time.Sleep(500 * time.Millisecond)
+	e.unanswered.Store(true) // as a call of another run that timed out does
+	select {
+	case err := <-removed:
+		if !errors.Is(err, ErrEngineUnresponsive) || !strings.Contains(err.Error(), "removes the container") {
+			t.Fatalf("removal on a frozen engine: %v, want ErrEngineUnresponsive and the sweep named", err)
+		}
+		t.Logf("gave up %s after the start", time.Since(start).Round(time.Millisecond))
+	case <-time.After(cleanupTimeout / 2):
+		t.Fatalf("the removal still waits %s after the engine was found unresponsive", cleanupTimeout/2)
+	}
+	f.Thaw()
+	if l := containersWith(t, real, labels); len(l) != 1 {
+		t.Errorf("%d containers of the run on the engine, want the one left behind", len(l))
+	}
+}

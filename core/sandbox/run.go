@@ -64,7 +64,7 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 			// time of a run that ended well (the caller may end ctx once Run returned).
 			removed := make(chan error, 1)
 			res.Removed = removed
-			go func() { removed <- e.remove(context.WithoutCancel(ctx), id, nil) }()
+			go func() { removed <- e.removeInBackground(id) }()
 			return
 		}
 		if rerr := e.remove(ctx, id, err); rerr != nil {
@@ -145,6 +145,40 @@ func (e *Engine) missingImage(ctx context.Context, ct time.Duration, ref string,
 	})
 	if errdefs.IsNotFound(ierr) {
 		return fmt.Errorf("%w: %s is not on the engine at %s: run `envgap build-images`", ErrImageMissing, ref, e.host)
+	}
+	return err
+}
+
+// removeInBackground removes the container of a run that ended well, after Run returned:
+// as remove, with the time of a run that ended well, but it gives up once a call of any
+// run finds the engine unresponsive (a frozen engine does not keep the stage, which waits
+// for its removals, a minute longer; the container is left to the next command's sweep).
+func (e *Engine) removeInBackground(id string) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if e.unanswered.Load() {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	err := e.call(ctx, cleanupTimeout, time.Time{}, "removing container "+shortID(id), func(cctx context.Context) error {
+		return e.removeContainer(cctx, id)
+	})
+	switch {
+	case err == nil || errdefs.IsNotFound(err):
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("removing container %s: given up, as another call found the engine unresponsive: %w at %s (the next envgap command that opens it removes the container)", shortID(id), ErrEngineUnresponsive, e.host)
 	}
 	return err
 }
