@@ -14,20 +14,7 @@ import (
 // frozenRun starts a run of `sleep 600` (step timeout stepTimeout) through a freezer,
 // freezes the engine once the container runs, and returns the run's outcome channel.
 func frozenRun(t *testing.T, ctx context.Context, stepTimeout time.Duration) (<-chan error, time.Time) {
-	real, img := needEngine(t)
-	f, host := sandboxtest.New(t)
-	e, err := Connect(context.Background(), host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	labels := testLabels(t)
-	t.Cleanup(func() {
-		// The engine thaws first (freezer cleanups run later): remove what the run left.
-		for _, c := range containersWith(t, real, labels) {
-			real.cli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true})
-		}
-	})
+	real, f, e, img, labels := behindFreezer(t)
 	errc := make(chan error, 1)
 	go func() {
 		_, err := e.Run(ctx, Spec{Image: img, Labels: labels, Steps: []Step{{Name: "wait", Command: "sleep 600", Timeout: stepTimeout}}})
@@ -44,6 +31,26 @@ func frozenRun(t *testing.T, ctx context.Context, stepTimeout time.Duration) (<-
 	time.Sleep(300 * time.Millisecond) // the step's exec is attached and polled
 	f.Freeze()
 	return errc, time.Now()
+}
+
+// behindFreezer returns the real engine, a Freezer in front of it and the engine opened
+// through it, an image, and labels of the test's own; at the end, once the engine thaws
+// (the freezer's cleanups run later), what carries the labels is removed.
+func behindFreezer(t *testing.T) (real *Engine, f *sandboxtest.Freezer, e *Engine, img string, labels map[string]string) {
+	real, img = needEngine(t)
+	f, host := sandboxtest.New(t)
+	e, err := Connect(context.Background(), host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	labels = testLabels(t)
+	t.Cleanup(func() {
+		for _, c := range containersWith(t, real, labels) {
+			real.cli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true})
+		}
+	})
+	return real, f, e, img, labels
 }
 
 // TestFrozenEngineIsAFault: an engine that stops answering mid-step turns into
@@ -138,19 +145,7 @@ func TestGatedRunAfterAnUnansweredCall(t *testing.T) {
 // (ErrEngineUnresponsive, the container left to the next command's sweep) instead of keeping
 // the stage, which waits for its removals, that minute longer.
 func TestBackgroundRemovalGivesUpOnAnUnresponsiveEngine(t *testing.T) {
-	real, img := needEngine(t)
-	f, host := sandboxtest.New(t)
-	e, err := Connect(context.Background(), host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	labels := testLabels(t)
-	t.Cleanup(func() {
-		for _, c := range containersWith(t, real, labels) {
-			real.cli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true})
-		}
-	})
+	real, f, e, img, labels := behindFreezer(t)
 	// A container of the run, created and started through the freezer.
 	id, _, err := e.create(context.Background(), time.Minute, Spec{Image: img, Labels: labels, Shell: []string{"sh", "-c"}, WorkDir: "/"})
 	if err != nil {

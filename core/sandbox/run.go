@@ -171,13 +171,8 @@ func (e *Engine) removeInBackground(id string) error {
 			}
 		}
 	}()
-	err := e.call(ctx, cleanupTimeout, time.Time{}, "removing container "+shortID(id), func(cctx context.Context) error {
-		return e.removeContainer(cctx, id)
-	})
-	switch {
-	case err == nil || errdefs.IsNotFound(err):
-		return nil
-	case ctx.Err() != nil:
+	err := e.removeWithin(ctx, cleanupTimeout, id)
+	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("removing container %s: given up, as another call found the engine unresponsive: %w at %s (the next envgap command that opens it removes the container)", shortID(id), ErrEngineUnresponsive, e.host)
 	}
 	return err
@@ -192,7 +187,13 @@ func (e *Engine) remove(ctx context.Context, id string, runErr error) error {
 	if ctx.Err() != nil || errors.Is(runErr, ErrEngineUnresponsive) {
 		d = abandonTimeout
 	}
-	err := e.call(context.Background(), d, time.Time{}, "removing container "+shortID(id), func(cctx context.Context) error {
+	return e.removeWithin(context.Background(), d, id)
+}
+
+// removeWithin removes container id, waiting at most d (or until parent ends); a
+// container already gone is no error.
+func (e *Engine) removeWithin(parent context.Context, d time.Duration, id string) error {
+	err := e.call(parent, d, time.Time{}, "removing container "+shortID(id), func(cctx context.Context) error {
 		return e.removeContainer(cctx, id)
 	})
 	if err != nil && !errdefs.IsNotFound(err) {
