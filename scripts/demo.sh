@@ -21,7 +21,8 @@
 # print a line per item as they go.
 #
 # Environment: ENVGAP_DEMO_OUT (default out/demo), ENVGAP_BIN (default bin/envgap, brought
-# up to date; a binary named here is built only when missing), GO (default go),
+# up to date; a binary named here is built only when missing), GO (default go), BUILDFLAGS
+# (go build's flags; default the Makefile's),
 # ENVGAP_DEMO_FRESH=1 to start from an empty store,
 # ENVGAP_DEMO_SETUP=0 to skip the engine and image steps (DOCKER_HOST must then answer
 # and the images exist).
@@ -32,6 +33,8 @@ GO=${GO:-go}
 OUT=${ENVGAP_DEMO_OUT:-out/demo}
 STORE=$OUT/store
 BIN=${ENVGAP_BIN:-bin/envgap}
+# The Go build flags (the Makefile's BUILDFLAGS: no DWARF, less to compile and link).
+read -r -a BUILD_FLAGS <<<"${BUILDFLAGS:--tags gore2regex -gcflags=all=-dwarf=false -ldflags=-w}"
 
 note() { printf '\n== %s\n' "$*"; }
 
@@ -79,9 +82,9 @@ fi
 # named by ENVGAP_BIN is built only when missing.
 build_envgap() {
 	if [ -z "${ENVGAP_BIN:-}" ] || [ ! -x "$BIN" ]; then
-		"$GO" build -tags gore2regex -o "$BIN" ./cmd/envgap
+		"$GO" build "${BUILD_FLAGS[@]}" -o "$BIN" ./cmd/envgap
 	fi
-	"$GO" build -o "$OUT/bin/pypiserve" ./data/demo/pypiserve
+	"$GO" build "${BUILD_FLAGS[@]}" -o "$OUT/bin/pypiserve" ./data/demo/pypiserve
 }
 # setup_failed WHAT RC: a set-up part failed; stop the other parts and exit with its code.
 setup_failed() {
@@ -97,7 +100,7 @@ if [ "$SETUP" = 0 ]; then
 else
 	t=$(now_ms)
 	note "building envgap-images (the images' builder); then envgap and the fixture index server, in the background (log: $OUT/build.log)"
-	"$GO" build -tags gore2regex -o "$OUT/bin/envgap-images" ./cmd/envgap-images || setup_failed "building envgap-images" $?
+	"$GO" build "${BUILD_FLAGS[@]}" -o "$OUT/bin/envgap-images" ./cmd/envgap-images || setup_failed "building envgap-images" $?
 	record "build (envgap-images)" 1 "$t"
 	rm -f "$OUT/build.end"
 	build_start=$(now_ms)
@@ -141,7 +144,10 @@ run_stage() {
 	local name=$1
 	shift
 	local label="$name"
-	case $name in crawl | hf | harbor | study | sandbox) label="$name $1" ;; esac
+	case $name in
+	crawl | hf | harbor | study | sandbox) label="$name $1" ;;
+	eval) label="$name $2" ;; # eval --pred NAME
+	esac
 	if [ "$failed" -ne 0 ]; then
 		note "envgap $name: skipped (an earlier stage failed)"
 		ROWS+=("$label"$'\t'"-"$'\t'"skipped")
@@ -189,24 +195,72 @@ else
 fi
 mkdir -p "$STORE"
 
-# The wall first: every probe from inside real sandbox containers (exit 5 on a leak).
-run_stage sandbox check
+# Lanes: stages that need nothing of each other run side by side, each lane in the
+# background with its lines marked [NAME]; a lane's rows join the table, and its exit code
+# the demo's, when it is waited for.
+declare -A lane_pids=()
+# start_lane NAME FUNCTION: runs FUNCTION (which calls run_stage) as the lane NAME.
+start_lane() {
+	local name=$1 fn=$2
+	rm -f "$OUT/$name-lane.rows" "$OUT/$name-lane.rc" "$OUT/$name-lane.pid"
+	(
+		echo "$BASHPID" >"$OUT/$name-lane.pid"
+		ROWS=()
+		trap 'exit 143' TERM
+		rc=0
+		"$fn" || rc=$?
+		if [ "${#ROWS[@]}" -gt 0 ]; then printf '%s\n' "${ROWS[@]}" >"$OUT/$name-lane.rows"; fi
+		echo "$rc" >"$OUT/$name-lane.rc"
+	) 2>&1 | sed -u "s/^/[$name] /" &
+	lane_pids[$name]=$!
+}
+# wait_lane NAME: waits for the lane, adds its rows to the table and, when it failed, makes
+# its exit code the demo's (the later stages are then skipped).
+wait_lane() {
+	local name=$1 pid=${lane_pids[$1]:-}
+	[ -n "$pid" ] || return 0
+	wait "$pid" || true
+	unset "lane_pids[$name]"
+	local rc row
+	rc=$(cat "$OUT/$name-lane.rc" 2>/dev/null || echo 1)
+	if [ -s "$OUT/$name-lane.rows" ]; then
+		while IFS= read -r row; do ROWS+=("$row"); done <"$OUT/$name-lane.rows"
+	fi
+	if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+		echo "the $name lane failed with exit code $rc (its lines are marked [$name] above)" >&2
+		failed=$rc
+	fi
+}
+# stop_lanes: on exit, the lanes still running are stopped.
+stop_lanes() {
+	local name
+	for name in "${!lane_pids[@]}"; do
+		kill "$(cat "$OUT/$name-lane.pid" 2>/dev/null)" 2>/dev/null || true
+		wait "${lane_pids[$name]}" 2>/dev/null || true
+	done
+}
 
-# The fixture PyPI index, for the registry proxy that verify starts.
 pypi_pid=""
 model_pid=""
 github_pid=""
-study_pid=""
 cleanup() {
 	if [ -n "$pypi_pid" ]; then kill "$pypi_pid" 2>/dev/null || true; fi
 	if [ -n "$github_pid" ]; then kill "$github_pid" 2>/dev/null || true; fi
 	if [ -n "$model_pid" ]; then kill "$model_pid" 2>/dev/null || true; fi
-	if [ -n "$study_pid" ]; then
-		kill "$(cat "$OUT/study-lane.pid" 2>/dev/null)" 2>/dev/null || true
-		wait "$study_pid" 2>/dev/null || true
-	fi
+	stop_lanes
 }
 trap cleanup EXIT
+
+# The wall first: every probe from inside real sandbox containers (exit 5 on a leak). It
+# runs in a lane beside the crawls, which start no container; nothing that does (the study
+# lane, verify and after) starts before it has passed.
+sandbox_lane() {
+	run_stage sandbox check
+	return "$failed"
+}
+start_lane sandbox sandbox_lane
+
+# The fixture PyPI index, for the registry proxy that verify starts.
 "$OUT/bin/pypiserve" --addr 127.0.0.1:0 >"$OUT/pypiserve.url" 2>"$OUT/pypiserve.log" &
 pypi_pid=$!
 for _ in $(seq 50); do
@@ -218,15 +272,13 @@ PYPI_URL=$(head -n 1 "$OUT/pypiserve.url")
 echo "fixture PyPI index: $PYPI_URL"
 
 # The study lane: the demo study's report and the automated study need nothing of the
-# crawl-to-site lane (their own projects, the same fixture index), so they run beside it, in
-# the background, each line of theirs marked [study]; their rows join the table when both
-# lanes are done. On 2 cores the lanes overlap the one's container steps with the other's
+# crawl-to-site lane (their own projects, the same fixture index), so they run beside it
+# from verify on (once the sandbox check has passed), as the lane [study]; their rows join
+# the table when both lanes are done. On 2 cores the lanes overlap the one's container steps with the other's
 # waiting (measured: docs/development.md).
 study_lane() {
-	ROWS=()
 	model_pid=""
 	trap 'if [ -n "$model_pid" ]; then kill "$model_pid" 2>/dev/null || true; fi' EXIT
-	trap 'exit 143' TERM
 	# The paper's metrics of the demo study (Table 8): tables, JSON and figures. D2 and D3 of
 	# each project made to work come from running its final state through the core, memoised in
 	# the store (a second report runs nothing).
@@ -260,35 +312,8 @@ study_lane() {
 		"$BIN" --store "$OUT/study-store" crawl lite --study "$OUT/study" || failed=$?
 	fi
 	run_stage study report "$OUT/study" --out "$OUT/study-run-report" --no-engine
-	printf '%s\n' "${ROWS[@]}" >"$OUT/study-lane.rows"
 	return "$failed"
 }
-start_study_lane() {
-	rm -f "$OUT/study-lane.rows" "$OUT/study-lane.rc"
-	(
-		echo "$BASHPID" >"$OUT/study-lane.pid"
-		rc=0
-		study_lane || rc=$?
-		echo "$rc" >"$OUT/study-lane.rc"
-	) 2>&1 | sed -u 's/^/[study] /' &
-	study_pid=$!
-}
-wait_study_lane() {
-	[ -n "$study_pid" ] || return 0
-	wait "$study_pid" || true
-	study_pid=""
-	local rc row
-	rc=$(cat "$OUT/study-lane.rc" 2>/dev/null || echo 1)
-	if [ -s "$OUT/study-lane.rows" ]; then
-		while IFS= read -r row; do ROWS+=("$row"); done <"$OUT/study-lane.rows"
-	fi
-	if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
-		echo "the study lane failed with exit code $rc (its lines are marked [study] above)" >&2
-		failed=$rc
-	fi
-}
-
-start_study_lane
 
 run_stage crawl lite --study data/demo/study
 
@@ -316,6 +341,12 @@ cat "$OUT/github.log"
 GIT_TMPL="$GITHUB_URL/{owner}/{name}.git"
 run_stage crawl prs --crawl-id prs-demo --repos data/demo/github/repos.txt --api-url "$GITHUB_URL/" --git-url-template "$GIT_TMPL"
 run_stage crawl issues --crawl-id issues-demo --repos data/demo/github/repos.txt --api-url "$GITHUB_URL/" --git-url-template "$GIT_TMPL"
+
+# The wall must have held before any container of the later stages starts.
+wait_lane sandbox
+if [ "$failed" -eq 0 ]; then
+	start_lane study study_lane
+fi
 
 # verify: the Lite projects and the Repaired candidate are checked with their fixes; the
 # Reported issue has no fix, so its reproduced failure is recorded as a reproduction
@@ -384,7 +415,7 @@ fi
 
 # The study lane (started above, beside the crawl-to-site lane): wait for it, then add its
 # rows to the table.
-wait_study_lane
+wait_lane study
 
 note "funnel"
 "$BIN" --store "$STORE" status
