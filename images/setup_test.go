@@ -238,3 +238,92 @@ subid_range "$1" containers`, "test", file)
 		t.Errorf("a file without room: %v %q, holds %q", err, out, read(full))
 	}
 }
+
+// TestReclaimLeases runs setup-engine.sh's reclaim_leases (images/lib-leases.sh) on a lease
+// directory of its own, with the real podman: the lease of a container that exists stays,
+// the lease of one that does not is removed, and a link named like an address (pointing at
+// a lease-like file outside), the plugin's own files and a file that names no container are
+// left alone. A podman that fails (exit 125) removes nothing.
+func TestReclaimLeases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("creates a container")
+	}
+	testenv.Tool(t, "podman")
+	name := fmt.Sprintf("envgap-lease-test-%d", os.Getpid())
+	out, err := exec.Command("podman", "create", "--name", name, "localhost/envgap-base:bookworm", "true").CombinedOutput()
+	if err != nil {
+		testenv.Missing(t, "podman create (the engine and its base image, make engine): %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("podman", "rm", "-f", name).Run() })
+	live := strings.TrimSpace(string(out))
+	gone := strings.Repeat("0123456789abcdef", 4)
+	dir, outside := t.TempDir(), t.TempDir()
+	write := func(dir, file, text string) string {
+		p := filepath.Join(dir, file)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	target := write(outside, "10.89.0.9", gone+"\r\neth0")
+	files := map[string]bool{ // name: kept
+		"10.89.0.2":          true,
+		"10.89.0.3":          false,
+		"10.89.0.4":          true,
+		"lock":               true,
+		"last_reserved_ip.0": true,
+		"10.89.0.9":          true,
+	}
+	run := func(path string) string {
+		c := exec.Command("bash", "-c", `set -euo pipefail
+. ./lib-leases.sh
+reclaim_leases "$1"`, "test", dir)
+		if path != "" {
+			c.Env = append(os.Environ(), "PATH="+path)
+		}
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("reclaim_leases: %v\n%s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	setup := func() {
+		write(dir, "10.89.0.2", live+"\r\neth0")
+		write(dir, "10.89.0.3", gone+"\r\neth0")
+		write(dir, "10.89.0.4", "not a container id")
+		write(dir, "lock", "")
+		write(dir, "last_reserved_ip.0", "10.89.0.3")
+		os.Remove(filepath.Join(dir, "10.89.0.9"))
+		if err := os.Symlink(target, filepath.Join(dir, "10.89.0.9")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string, removed map[string]bool) {
+		for file, kept := range files {
+			_, err := os.Lstat(filepath.Join(dir, file))
+			if want := kept || !removed[file]; want != (err == nil) {
+				t.Errorf("%s: %s is there: %v, want %v", when, file, err == nil, want)
+			}
+		}
+		if _, err := os.Stat(target); err != nil {
+			t.Errorf("%s: the link's target outside: %v", when, err)
+		}
+	}
+
+	setup()
+	fake := t.TempDir()
+	write(fake, "podman", "#!/bin/sh\nexit 125\n")
+	os.Chmod(filepath.Join(fake, "podman"), 0o755)
+	if got := run(fake + ":" + os.Getenv("PATH")); got != "0" {
+		t.Errorf("with a failing podman it said %q, want 0", got)
+	}
+	check("a failing podman", nil)
+
+	if got := run(""); got != "1" {
+		t.Errorf("it said %q, want 1 (removed)", got)
+	}
+	check("the real podman", map[string]bool{"10.89.0.3": true})
+	if got := run(""); got != "0" {
+		t.Errorf("a second run said %q, want 0", got)
+	}
+}

@@ -192,9 +192,7 @@ func (e *Engine) OpenBox(ctx context.Context, bs BoxSpec) (*Box, error) {
 		b.Close()
 		return nil, err
 	}
-	if err := e.call(ctx, ct, time.Time{}, "starting the box", func(ctx context.Context) error {
-		return e.cli.ContainerStart(ctx, id, container.StartOptions{})
-	}); err != nil {
+	if err := e.start(ctx, ct, id, "the box"); err != nil {
 		b.Close()
 		return nil, err
 	}

@@ -80,9 +80,7 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 			return nil, err
 		}
 	}
-	if err := e.call(ctx, ct, time.Time{}, "starting the container", func(ctx context.Context) error {
-		return e.cli.ContainerStart(ctx, id, container.StartOptions{})
-	}); err != nil {
+	if err := e.start(ctx, ct, id, "the container"); err != nil {
 		return nil, err
 	}
 	disk, err := e.watchDisk(ctx, id, spec.Limits.DiskBytes, nil)
@@ -272,6 +270,25 @@ func (e *Engine) create(ctx context.Context, ct time.Duration, spec Spec, binds 
 		err = do()
 	}
 	return created.ID, mode, err
+}
+
+// start starts the created container id (what names it in the error: "the container",
+// "the box").
+func (e *Engine) start(ctx context.Context, ct time.Duration, id, what string) error {
+	err := e.call(ctx, ct, time.Time{}, "starting "+what, func(ctx context.Context) error {
+		return e.cli.ContainerStart(ctx, id, container.StartOptions{})
+	})
+	return networkFullHint(err, e.network)
+}
+
+// networkFullHint adds what to do to the error of a start that found no free address on the
+// sandbox network: the addresses of removed containers that the engine did not give back
+// (CNI host-local leases), which images/setup-engine.sh reclaims.
+func networkFullHint(err error, network string) error {
+	if err == nil || !strings.Contains(err.Error(), "no IP addresses available") {
+		return err
+	}
+	return fmt.Errorf("%w (the sandbox network %s has no free address left: addresses of removed containers were not given back; `bash images/setup-engine.sh` as root reclaims them)", err, network)
 }
 
 // started calls spec.Started, if any, with the started container's address on the
