@@ -133,12 +133,34 @@ type Box struct {
 	ids    *ids
 }
 
+// unready removes the box whose copy or start failed (err) and returns the error: a
+// *prepareError once the box is gone.
+func (b *Box) unready(err error) error {
+	if cerr := b.Close(); cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	return &prepareError{err}
+}
+
 // ErrBoxGone means the box's container was killed (a command outlived its backstop) and
 // takes no more commands.
 var ErrBoxGone = errors.New("the box's container is gone")
 
-// OpenBox creates and starts a box. Close removes it.
+// OpenBox creates and starts a box. Close removes it. A box whose container could not be
+// started (the copy of its files or its start failed) is removed and opened once more, as a
+// run's container is (see prepareAgain).
 func (e *Engine) OpenBox(ctx context.Context, bs BoxSpec) (*Box, error) {
+	b, err := e.openBox(ctx, bs)
+	if err != nil && e.prepareAgain(ctx, err) {
+		first := err
+		if b, err = e.openBox(ctx, bs); err != nil {
+			err = fmt.Errorf("%w (a second container; the first: %v)", err, first)
+		}
+	}
+	return b, err
+}
+
+func (e *Engine) openBox(ctx context.Context, bs BoxSpec) (*Box, error) {
 	if !filepath.IsAbs(bs.Dir) {
 		return nil, fmt.Errorf("%w: box directory %q is not absolute", ErrBadSpec, bs.Dir)
 	}
@@ -181,8 +203,7 @@ func (e *Engine) OpenBox(ctx context.Context, bs BoxSpec) (*Box, error) {
 			})
 		}
 		if err != nil {
-			b.Close()
-			return nil, err
+			return nil, b.unready(err)
 		}
 	}
 	// Podman says the box's id maps before it starts: its writable mounts are its root's
@@ -192,9 +213,13 @@ func (e *Engine) OpenBox(ctx context.Context, bs BoxSpec) (*Box, error) {
 		b.Close()
 		return nil, err
 	}
+	if e.prepareFault != nil {
+		if err := e.prepareFault(id); err != nil {
+			return nil, b.unready(err)
+		}
+	}
 	if err := e.start(ctx, ct, id, "the box"); err != nil {
-		b.Close()
-		return nil, err
+		return nil, b.unready(err)
 	}
 	// The bound covers the box's writable layer and the mounted directory.
 	if b.disk, err = e.watchDisk(ctx, id, spec.Limits.DiskBytes, []string{bs.Dir}); err != nil {

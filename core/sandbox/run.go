@@ -51,11 +51,15 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 		}
 	}
 	defer prepared()
-	// The image is not inspected first: a missing one fails the create, and the image the
-	// container runs is read from the container's inspection (one call less a run).
-	id, userns, err := e.create(ctx, ct, spec)
+	id, userns, err := e.ready(ctx, ct, spec, tarball)
+	if err != nil && e.prepareAgain(ctx, err) {
+		first := err
+		if id, userns, err = e.ready(ctx, ct, spec, tarball); err != nil {
+			err = fmt.Errorf("%w (a second container; the first: %v)", err, first)
+		}
+	}
 	if err != nil {
-		return nil, e.missingImage(ctx, ct, spec.Image, err)
+		return nil, err
 	}
 	defer func() {
 		prepared()
@@ -71,18 +75,6 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 			res, err = nil, errors.Join(err, rerr)
 		}
 	}()
-	// In a user namespace WorkDir comes from the copy even without files: Podman makes a
-	// missing working directory owned by the host's root, which the container's is not.
-	if len(spec.Files) > 0 || len(spec.SystemFiles) > 0 || userns != UserNSNone {
-		if err := e.call(ctx, ct, time.Time{}, "copying files into the container", func(ctx context.Context) error {
-			return e.cli.CopyToContainer(ctx, id, "/", bytes.NewReader(tarball), container.CopyToContainerOptions{})
-		}); err != nil {
-			return nil, err
-		}
-	}
-	if err := e.start(ctx, ct, id, "the container"); err != nil {
-		return nil, err
-	}
 	disk, err := e.watchDisk(ctx, id, spec.Limits.DiskBytes, nil)
 	if err != nil {
 		return nil, err
@@ -128,6 +120,37 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// ready creates spec's container, copies the files in and starts it. A copy or start that
+// fails removes the container and returns a *prepareError (see prepareAgain).
+func (e *Engine) ready(ctx context.Context, ct time.Duration, spec Spec, tarball []byte) (id, userns string, err error) {
+	// The image is not inspected first: a missing one fails the create, and the image the
+	// container runs is read from the container's inspection (one call less a run).
+	id, userns, err = e.create(ctx, ct, spec)
+	if err != nil {
+		return "", "", e.missingImage(ctx, ct, spec.Image, err)
+	}
+	// In a user namespace WorkDir comes from the copy even without files: Podman makes a
+	// missing working directory owned by the host's root, which the container's is not.
+	if len(spec.Files) > 0 || len(spec.SystemFiles) > 0 || userns != UserNSNone {
+		err = e.call(ctx, ct, time.Time{}, "copying files into the container", func(ctx context.Context) error {
+			return e.cli.CopyToContainer(ctx, id, "/", bytes.NewReader(tarball), container.CopyToContainerOptions{})
+		})
+	}
+	if err == nil && e.prepareFault != nil {
+		err = e.prepareFault(id)
+	}
+	if err == nil {
+		err = e.start(ctx, ct, id, "the container")
+	}
+	if err != nil {
+		if rerr := e.remove(ctx, id, err); rerr != nil {
+			return "", "", errors.Join(err, rerr)
+		}
+		return "", "", &prepareError{err}
+	}
+	return id, userns, nil
 }
 
 // missingImage is the error of a create that failed (err): ErrImageMissing when the image
@@ -279,16 +302,6 @@ func (e *Engine) start(ctx context.Context, ct time.Duration, id, what string) e
 		return e.cli.ContainerStart(ctx, id, container.StartOptions{})
 	})
 	return networkFullHint(err, e.network)
-}
-
-// networkFullHint adds what to do to the error of a start that found no free address on the
-// sandbox network: the addresses of removed containers that the engine did not give back
-// (CNI host-local leases), which images/setup-engine.sh reclaims.
-func networkFullHint(err error, network string) error {
-	if err == nil || !strings.Contains(err.Error(), "no IP addresses available") {
-		return err
-	}
-	return fmt.Errorf("%w (the sandbox network %s has no free address left: addresses of removed containers were not given back; `bash images/setup-engine.sh` as root reclaims them)", err, network)
 }
 
 // started calls spec.Started, if any, with the started container's address on the

@@ -48,6 +48,9 @@ type Engine struct {
 	// the next call answered: a run that waited at its gate does not start its steps
 	// while it is set (Spec.Gate).
 	unanswered atomic.Bool
+	// prepareFault, set by tests only, fails a run's container after its files were
+	// copied in, as an engine's passing fault would (see prepareAgain).
+	prepareFault func(id string) error
 }
 
 // SandboxNetwork is the network of sandboxes with network (images/setup-engine.sh
