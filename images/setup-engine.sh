@@ -24,9 +24,7 @@
 #     the host (the kernel answers "no route to host"), and no IPv6. Image builds do
 #     not use the network and are not affected. The rules live in the kernel: after a
 #     reboot or a firewall reload, envgap puts them back when it connects to the
-#     engine (it embeds the same wall.sh), or this script does. Addresses of the
-#     network still held for containers that no longer exist are given back
-#     (images/lib-leases.sh).
+#     engine (it embeds the same wall.sh), or this script does.
 #
 # The last line printed is always an `export DOCKER_HOST=...` line, so
 #   eval "$(images/setup-engine.sh | tail -n 1)"
@@ -45,8 +43,6 @@ die() { echo "setup-engine: error: $*" >&2; exit 1; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib-apt.sh"
 # shellcheck source=images/lib-subid.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib-subid.sh"
-# shellcheck source=images/lib-leases.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib-leases.sh"
 
 # api_answers HOST: true if a Docker Engine API answers at HOST (unix:// or tcp://).
 api_answers() {
@@ -176,12 +172,6 @@ if ! podman network exists "$NET"; then
 fi
 bridge=$(podman network inspect "$NET" --format '{{.NetworkInterface}}')
 [ -n "$bridge" ] || die "the network $NET has no bridge interface"
-# Addresses still held for containers that no longer exist are given back
-# (images/lib-leases.sh).
-reclaimed=$(reclaim_leases "/var/lib/cni/networks/$NET")
-if [ "$reclaimed" -gt 0 ]; then
-	log "gave back $reclaimed address(es) of the sandbox network $NET held for removed containers"
-fi
 bash "$WALL" apply "$bridge"
 log "the sandbox network $NET (bridge $bridge) is walled in: its containers reach envgap's marked listeners on the host and nothing else (core/sandbox/wall.sh)"
 

@@ -149,14 +149,11 @@ var ErrBoxGone = errors.New("the box's container is gone")
 // OpenBox creates and starts a box. Close removes it. A box whose container could not be
 // started (the copy of its files or its start failed) is removed and opened once more, as a
 // run's container is (see prepareAgain).
-func (e *Engine) OpenBox(ctx context.Context, bs BoxSpec) (*Box, error) {
-	b, err := e.openBox(ctx, bs)
-	if err != nil && e.prepareAgain(ctx, err) {
-		first := err
-		if b, err = e.openBox(ctx, bs); err != nil {
-			err = fmt.Errorf("%w (a second container; the first: %v)", err, first)
-		}
-	}
+func (e *Engine) OpenBox(ctx context.Context, bs BoxSpec) (b *Box, err error) {
+	err = e.twice(ctx, func() (err error) {
+		b, err = e.openBox(ctx, bs)
+		return err
+	})
 	return b, err
 }
 

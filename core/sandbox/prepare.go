@@ -25,6 +25,19 @@ func (p *prepareError) Unwrap() error { return p.err }
 // prepareRetryPause is the pause before a run's container is prepared a second time.
 var prepareRetryPause = time.Second
 
+// twice runs try, the making ready of a container, and runs it once more when prepareAgain
+// says so; a second failure names the first.
+func (e *Engine) twice(ctx context.Context, try func() error) error {
+	err := try()
+	if err != nil && e.prepareAgain(ctx, err) {
+		first := err
+		if err = try(); err != nil {
+			err = fmt.Errorf("%w (a second container; the first: %v)", err, first)
+		}
+	}
+	return err
+}
+
 // prepareAgain reports whether a run whose container could not be made ready (err, a
 // *prepareError) gets a second container, after a short pause. No step has run, so a second
 // container cannot change what the run records, and an engine's passing fault (an overlay
@@ -59,12 +72,12 @@ func networkFull(err error) bool {
 }
 
 // networkFullHint adds what to do to the error of a start that found no free address on
-// the sandbox network.
+// the sandbox network (what prepareAgain could give back is already given back then).
 func networkFullHint(err error, network string) error {
 	if !networkFull(err) {
 		return err
 	}
-	return fmt.Errorf("%w (the sandbox network %s has no free address left: run fewer containers at once; addresses the engine kept for removed containers are given back by envgap on the engine's host and by `bash images/setup-engine.sh` as root)", err, network)
+	return fmt.Errorf("%w (the sandbox network %s has no free address left, and none is held for a removed container: run fewer containers at once)", err, network)
 }
 
 // cniNetworksDir holds the CNI host-local plugin's leases, a folder per network (Podman

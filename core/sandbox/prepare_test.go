@@ -21,7 +21,7 @@ func TestNetworkFullHint(t *testing.T) {
 	if !errors.Is(err, engineErr) {
 		t.Errorf("the engine's error is lost: %v", err)
 	}
-	for _, want := range []string{"no free address left", "sandbox network envgap", "bash images/setup-engine.sh"} {
+	for _, want := range []string{"no free address left", "sandbox network envgap", "run fewer containers at once"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q is missing from %q", want, err)
 		}

@@ -51,14 +51,11 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 		}
 	}
 	defer prepared()
-	id, userns, err := e.ready(ctx, ct, spec, tarball)
-	if err != nil && e.prepareAgain(ctx, err) {
-		first := err
-		if id, userns, err = e.ready(ctx, ct, spec, tarball); err != nil {
-			err = fmt.Errorf("%w (a second container; the first: %v)", err, first)
-		}
-	}
-	if err != nil {
+	var id, userns string
+	if err := e.twice(ctx, func() (err error) {
+		id, userns, err = e.ready(ctx, ct, spec, tarball)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	defer func() {
